@@ -1,0 +1,120 @@
+{{/* The chart name. */}}
+{{- define "mcp-executor.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* The full name of the release's resources. */}}
+{{- define "mcp-executor.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* The four recommended labels plus the chart's. */}}
+{{- define "mcp-executor.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{ include "mcp-executor.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{- define "mcp-executor.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "mcp-executor.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "mcp-executor.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "mcp-executor.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "mcp-executor.image" -}}
+{{ .Values.executor.image.repository }}:{{ .Values.executor.image.tag | default .Chart.AppVersion }}
+{{- end }}
+
+{{- define "mcp-executor.stateClaim" -}}
+{{- default (printf "%s-state" (include "mcp-executor.fullname" .)) .Values.state.existingClaim }}
+{{- end }}
+
+{{- define "mcp-executor.settingsSource" -}}
+{{- if .Values.executor.existingSecret }}
+secret:
+  secretName: {{ .Values.executor.existingSecret }}
+  defaultMode: 0440
+{{- else }}
+configMap:
+  name: {{ include "mcp-executor.fullname" . }}-settings
+  defaultMode: 0440
+{{- end }}
+{{- end }}
+
+{{/* The executor's settings with the chart's Vault or Kubernetes block filled in. */}}
+{{- define "mcp-executor.settings" -}}
+{{- $s := deepCopy .Values.executor.settings }}
+{{- if eq .Values.keys.source "vault" }}
+{{- $_ := set $s "vault" (dict "address" .Values.keys.vault.address "auth" (dict "kubernetes" (dict "role" .Values.keys.vault.role "mount" .Values.keys.vault.authMount "tokenFile" "/var/run/secrets/kubernetes.io/serviceaccount/token"))) }}
+{{- else if eq .Values.keys.source "secrets" }}
+{{- $_ := set $s "kubernetes" (dict) }}
+{{- end }}
+{{- toPrettyJson $s }}
+{{- end }}
+
+{{/* Hardened container security context; the user is passed in. */}}
+{{- define "mcp-executor.containerSecurity" -}}
+runAsNonRoot: true
+runAsUser: {{ .uid }}
+runAsGroup: {{ .gid }}
+readOnlyRootFilesystem: true
+allowPrivilegeEscalation: false
+privileged: false
+capabilities:
+  drop: ["ALL"]
+seccompProfile:
+  type: RuntimeDefault
+{{- end }}
+
+{{/* The projected service-account token, mounted into the executor alone. */}}
+{{- define "mcp-executor.tokenVolume" -}}
+- name: sa-token
+  projected:
+    defaultMode: 0440
+    sources:
+      - serviceAccountToken:
+          path: token
+          expirationSeconds: 3600
+          {{- if eq .Values.keys.source "vault" }}
+          audience: {{ .Values.keys.vault.audience }}
+          {{- end }}
+      - configMap:
+          name: kube-root-ca.crt
+          items:
+            - key: ca.crt
+              path: ca.crt
+      - downwardAPI:
+          items:
+            - path: namespace
+              fieldRef:
+                fieldPath: metadata.namespace
+{{- end }}
+
+{{- define "mcp-executor.otelEnv" -}}
+{{- if .Values.otel.endpoint }}
+- name: OTEL_EXPORTER_OTLP_ENDPOINT
+  value: {{ .Values.otel.endpoint | quote }}
+{{- end }}
+- name: OTEL_SERVICE_NAME
+  value: {{ .Values.otel.serviceName | quote }}
+{{- with .Values.otel.extraEnv }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}

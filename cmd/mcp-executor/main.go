@@ -1,0 +1,63 @@
+// Command mcp-executor stands between an AI agent's MCP client and an MCP tool server: it judges every
+// tool call against the person's signed permission, records a signed receipt or denial for it in the
+// agent's book, and keeps its own tagged copy of every call.
+//
+// Subcommands (run `mcp-executor help` for the flags of each):
+//
+//	stdio    run the executor for one MCP client on standard input and output
+//	serve    run the executor on a Unix socket, one session per connection
+//	bridge   connect standard input and output to a `serve` socket
+//	keys     make missing keys and print what goes into the permission
+//	check    read the settings, keys, slip, book and credentials; write nothing
+//	verify   check a book
+//	compare  compare the executor's copy with the book
+//	demo     a self-contained demonstration with development keys
+//
+// Environment:
+//
+//	OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_TRACES_EXPORTER,
+//	OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES and the other standard OTEL_* variables: where the
+//	traces go (one span per tool call). No endpoint set: no traces are sent.
+//	MCP_EXECUTOR_LOG_LEVEL: debug, info (default), warn or error. Logs are JSON on standard error.
+//
+// Standard output carries only the MCP protocol (stdio, bridge) or the command's report.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/seed-6e06167c/mcp-executor/sidecar/cli"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	shutdownTracing, err := setupTracing(ctx)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "mcp-executor: setting up OpenTelemetry: %v\n", err)
+		return cli.ExitUsage
+	}
+	code := cli.Main(ctx, cli.Env{
+		Args:    os.Args[1:],
+		Stdin:   os.Stdin,
+		Stdout:  os.Stdout,
+		Stderr:  os.Stderr,
+		Version: version,
+	})
+	if err := shutdownTracing(context.Background()); err != nil {
+		fmt.Fprintf(os.Stderr, "mcp-executor: flushing traces: %v\n", err)
+	}
+	return code
+}

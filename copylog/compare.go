@@ -1,0 +1,178 @@
+package copylog
+
+import (
+	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
+)
+
+// Book entry kinds a BookView holds.
+const (
+	EntryStub    = "stub"
+	EntryRefusal = "refusal"
+)
+
+// DefaultService is the executor's id in a slip's with when the settings
+// name none.
+const DefaultService = "executor"
+
+// Detail labels compare reads from a stub.
+const (
+	LabelCall  = "executor.call"
+	LabelRules = "executor.rules"
+)
+
+// BookView is what Compare needs of a book, filled by the caller from a
+// checked book. It holds fingerprints and labels only.
+type BookView struct {
+	// Service is the executor's id in the slip's with ("" means
+	// DefaultService): stubs whose with names it are the executor's.
+	Service string
+	// Intact is whether the book could be read and checked to its end.
+	Intact bool
+	// Problems is how many problems the book's checker found.
+	Problems int
+	// Entries are the book's stubs and refusals, in book order.
+	Entries []BookEntry
+}
+
+// BookEntry is one stub or refusal of the book.
+type BookEntry struct {
+	Line        int               // 1-based line number in the book
+	Kind        string            // EntryStub or EntryRefusal
+	Fingerprint string            // the record's fingerprint
+	With        string            // a stub's with ("" when none)
+	Details     map[string]string // a stub's details: label -> sha256
+	Slip        string            // the slip's fingerprint
+	// SlipStatesRules is whether that slip states rules on content (an
+	// agent.software entry named "Content rules of …").
+	SlipStatesRules bool
+}
+
+// Compare holds the verified lines of a copy against a book and says where
+// they disagree. A stub belongs to call C when it names the executor's
+// service in with and its executor.call detail is canon.Fingerprint of C's
+// text.
+func Compare(lines []Line, book BookView) Report {
+	service := book.Service
+	if service == "" {
+		service = DefaultService
+	}
+	r := newReport(service, book)
+
+	// What the copy says.
+	type copyCall struct {
+		sent       Line
+		stub       string // from receipt or late-receipt; "" when none
+		late       bool
+		notWritten *Line
+	}
+	calls := make(map[string]*copyCall)
+	var order []string
+	byCallFP := make(map[string]string) // executor.call fingerprint -> call
+	var denials []Line
+	for _, ln := range lines {
+		switch ln.Kind {
+		case KindSent:
+			if _, ok := calls[ln.Call]; !ok {
+				calls[ln.Call] = &copyCall{sent: ln}
+				order = append(order, ln.Call)
+				byCallFP[canon.Fingerprint([]byte(ln.Call))] = ln.Call
+			}
+		case KindDenial:
+			denials = append(denials, ln)
+		}
+	}
+	for _, ln := range lines {
+		c, ok := calls[ln.Call]
+		if !ok {
+			continue
+		}
+		switch ln.Kind {
+		case KindReceipt, KindLateReceipt:
+			c.stub, c.late = ln.Stub, ln.Kind == KindLateReceipt
+		case KindNotWritten:
+			nw := ln
+			c.notWritten = &nw
+		}
+	}
+
+	// What the book holds.
+	stubsOf := make(map[string][]BookEntry) // call -> the executor's stubs naming it
+	refusals := make(map[string]BookEntry)  // fingerprint -> refusal
+	slipRules := make(map[string]bool)      // slip fingerprint -> states rules
+	for _, e := range book.Entries {
+		if e.SlipStatesRules {
+			slipRules[e.Slip] = true
+		}
+		switch e.Kind {
+		case EntryRefusal:
+			refusals[e.Fingerprint] = e
+		case EntryStub:
+			if e.With != service {
+				continue
+			}
+			call, known := byCallFP[e.Details[LabelCall]]
+			if !known {
+				r.UnknownReceipts = append(r.UnknownReceipts, BookRef{Line: e.Line, Stub: e.Fingerprint, CallFingerprint: e.Details[LabelCall]})
+				continue
+			}
+			stubsOf[call] = append(stubsOf[call], e)
+			if e.SlipStatesRules && e.Details[LabelRules] == "" {
+				r.WithoutRules = append(r.WithoutRules, RulesMissing{Kind: EntryStub, Call: call, Fingerprint: e.Fingerprint, BookLine: e.Line})
+			}
+		}
+	}
+
+	// Each call the copy shows as sent.
+	r.Calls = len(order)
+	for _, call := range order {
+		c := calls[call]
+		inBook := stubsOf[call]
+		switch {
+		case c.stub != "":
+			// Every stub in the book for the call other than the one the
+			// copy names differs, a second one beside a match included.
+			matched := false
+			for _, e := range inBook {
+				if e.Fingerprint == c.stub && !matched {
+					matched = true
+					r.Matches = append(r.Matches, Match{Call: call, Stub: c.stub, BookLine: e.Line, Late: c.late})
+					continue
+				}
+				r.Differs = append(r.Differs, Differ{Call: call, CopyStub: c.stub, BookStub: e.Fingerprint, BookLine: e.Line})
+			}
+			if len(inBook) == 0 {
+				r.Missing = append(r.Missing, Missing{Call: call, Stub: c.stub})
+			}
+		case c.notWritten != nil:
+			nw := NotWritten{Call: call, Outcome: c.notWritten.Outcome.Name, Reason: c.notWritten.Reason}
+			if len(inBook) > 0 {
+				nw.BookStub, nw.BookLine = inBook[0].Fingerprint, inBook[0].Line
+			}
+			r.NotWritten = append(r.NotWritten, nw)
+		default:
+			s := SentWithoutReceipt{Call: call, Sent: canon.FormatTime(c.sent.When)}
+			if len(inBook) > 0 {
+				s.BookStub, s.BookLine = inBook[0].Fingerprint, inBook[0].Line
+			}
+			r.SentWithoutReceipt = append(r.SentWithoutReceipt, s)
+		}
+	}
+
+	// Each denial the copy holds.
+	for _, d := range denials {
+		r.Denials++
+		if d.Refusal == "" {
+			r.DenialsUnwritten++ // over the hourly cap: no refusal was written
+			continue
+		}
+		e, ok := refusals[d.Refusal]
+		if !ok {
+			r.MissingDenials = append(r.MissingDenials, MissingDenial{Call: d.Call, Refusal: d.Refusal, Reason: d.Reason})
+			continue
+		}
+		if d.Rules == "" && (e.SlipStatesRules || slipRules[d.Slip]) {
+			r.WithoutRules = append(r.WithoutRules, RulesMissing{Kind: EntryRefusal, Call: d.Call, Fingerprint: d.Refusal, BookLine: e.Line})
+		}
+	}
+	return r
+}

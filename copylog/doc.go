@@ -1,0 +1,85 @@
+// Package copylog keeps the executor's own copy of every call: an
+// append-only file of HMAC-tagged lines, held apart from the agent's book,
+// that says what the executor sent, which receipt it wrote for it, what it
+// refused and what it could not finish. At a start the copy tells the
+// executor which calls still need a receipt ([Log.Unfinished]); at any time
+// [Compare] holds it against the book to find a receipt that was left out,
+// changed or never written.
+//
+// The copy proves nothing against whoever holds the copy key: such a person
+// can write lines that check. It shows a receipt left out of the book only
+// where the agent's side can neither write the copy nor read its key.
+//
+// # The file
+//
+// The copy is UTF-8 text, one line per record, each line ending in LF
+// (0x0A), created with mode 0600. A line is one JSON object written in the
+// canonical form of package receipts/canon (RFC 8785 narrowed: members in
+// UTF-16 order, no whitespace, only objects, lists, strings and whole
+// numbers 0 … 2^53−1). Every line has these members:
+//
+//	seq     whole number: 1 on the first line, then 2, 3, … with no gap
+//	name    the executor's name (settings "name"); a copy belongs to one executor
+//	kind    one of the kinds below
+//	when    the time of the line, Provared time text YYYY-MM-DDTHH:MM:SSZ
+//	whenMs  the same time in whole milliseconds since 1970-01-01T00:00:00Z
+//	tag     base64url (no padding) of HMAC-SHA256 under the 32-byte copy key
+//
+// and the members of its kind (all strings unless said):
+//
+//	start         (none): the executor started
+//	sent          call, tool, action, amount {unit, value (whole number)} (optional),
+//	              slip (fingerprint), requestId, details [{name, sha256}, …]
+//	              (the documents known before sending: provared.arguments,
+//	              provared.tool-name, executor.call, provared.request-id,
+//	              provared.trace-id, executor.rules); when is the sending time
+//	receipt       call, stub (the stub's fingerprint), outcome {name, sha256}
+//	              where name is provared.tool-result or provared.error
+//	not-written   call, outcome {name, sha256}, reason (why the book could not
+//	              be written); the next start writes the receipt from it
+//	late-receipt  call, stub: a receipt written at a restart
+//	denial        call, tool, action, reason, codes [text, …], slip, refusal (the
+//	              refusal's fingerprint, "" where none was written because of
+//	              the hourly cap), rules (the rules file's fingerprint or ""),
+//	              rule (the fingerprint of the refusing rule's name or "")
+//	withdrawn     call: cancelled while waiting its turn; nothing was sent
+//
+// No member holds a tool argument's value: arguments appear only as the
+// fingerprint in details.
+//
+// # The tag
+//
+// The tag input is the line's object without its tag member, written
+// canonically (canon.Marshal); the line on disk is the same object with the
+// tag member added, written canonically, then LF. Because canonical JSON has
+// exactly one spelling for each value, a reader parses the line with
+// canon.Parse (which refuses any other spelling), removes tag, writes the rest
+// again and compares HMACs in constant time. In Go:
+//
+//	body := map[string]any{"seq": 1, "name": "…", "kind": "withdrawn", "call": "…", "when": "…", "whenMs": …}
+//	mac := hmac.New(sha256.New, key); mac.Write(canon.MustMarshal(body))
+//	body["tag"] = canon.B64(mac.Sum(nil))
+//	line := append(canon.MustMarshal(body), '\n')
+//
+// # What reading checks
+//
+// [Open] and [ReadFile] read every line and refuse the copy, naming the
+// line, when: the key is missing while the copy holds lines
+// ([ErrKeyMissing]); no line checks under the key ([ErrWrongKey]); a line is
+// not a canonical object or its tag does not check ([ErrTampered]); a line
+// names another executor ([ErrOtherExecutor]); the numbers show a line taken
+// out, put twice or moved ([ErrTampered]); the last line has no LF, cut by a
+// stop ([ErrCutLine]). A copy cut at a line end cannot be seen: nothing in a
+// line says it is the last.
+//
+// # Durability
+//
+// [Log.Append] writes all lines of a call, and of every call waiting at the
+// same moment, with one write and one fdatasync (group commit) and returns
+// only once the caller's lines are on the disk. A failed or short write is
+// cut back off the file, and the log is then broken: every later Append
+// fails with [ErrUnwritable], so the executor takes no more calls until it
+// is started again. [Open] holds an exclusive flock on the file until
+// [Log.Close], so a second executor on the same copy fails at once
+// ([ErrLocked]).
+package copylog

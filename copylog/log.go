@@ -1,0 +1,332 @@
+package copylog
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
+
+	"golang.org/x/sys/unix"
+)
+
+// Log is an open copy, held under an exclusive lock until Close. It is safe
+// for concurrent use.
+type Log struct {
+	path       string
+	key        []byte
+	name       string
+	f          *os.File
+	lines      []Line
+	unfinished []Unfinished
+
+	// writeFile and syncFile are the two calls that put bytes on the disk;
+	// tests replace them to make a write fail in ways a real disk rarely
+	// does on demand.
+	writeFile func(b []byte) (int, error)
+	syncFile  func() error
+
+	mu      sync.Mutex
+	idle    sync.Cond // signalled when no writer is running
+	pending []*request
+	writing bool
+	nextSeq int64
+	size    int64
+	broken  error
+	closed  bool
+}
+
+// request is one Append call waiting for its lines to be durable.
+type request struct {
+	bodies []map[string]any
+	done   chan result
+}
+
+// result is what a waiting Append is told: its outcome, or that it must
+// now write for everyone waiting (lead).
+type result struct {
+	err  error
+	lead bool
+}
+
+// Open opens the copy at path, creating it with mode 0600 if it is missing,
+// takes an exclusive non-blocking flock on it, and verifies every line
+// under key (32 bytes) for the executor called name. A copy another process
+// or another Open holds fails at once with [ErrLocked]. A copy that does not
+// verify fails as [Verify] says, and the file is left as it is. An existing
+// copy that others may read or write is refused.
+func Open(path string, key []byte, name string) (*Log, error) {
+	if name == "" {
+		return nil, errors.New("opening copy: no executor name given")
+	}
+	if len(key) == 0 {
+		if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
+			return nil, fmt.Errorf("opening copy %s: it holds lines but no copy key was given: %w", path, ErrKeyMissing)
+		}
+		return nil, fmt.Errorf("opening copy %s: no copy key given: %w", path, ErrKeyMissing)
+	}
+	if len(key) != KeySize {
+		return nil, fmt.Errorf("opening copy %s: the copy key is %d bytes, not %d", path, len(key), KeySize)
+	}
+	_, statErr := os.Stat(path)
+	created := errors.Is(statErr, os.ErrNotExist)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening copy %s: %w", path, err)
+	}
+	l, err := open(f, path, key, name, created)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+func open(f *os.File, path string, key []byte, name string, created bool) (*Log, error) {
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, fmt.Errorf("opening copy %s: another executor holds it (flock): %w", path, ErrLocked)
+		}
+		return nil, fmt.Errorf("locking copy %s: %w", path, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("opening copy %s: %w", path, err)
+	}
+	if created {
+		// The mode given to open is narrowed by the umask only; make it
+		// exactly 0600, and make the new name durable.
+		if err := f.Chmod(0o600); err != nil {
+			return nil, fmt.Errorf("opening copy %s: %w", path, err)
+		}
+		if err := syncDir(filepath.Dir(path)); err != nil {
+			return nil, fmt.Errorf("opening copy %s: %w", path, err)
+		}
+	} else if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return nil, fmt.Errorf("opening copy %s: others may read or write it (mode %04o); make it 0600", path, perm)
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("reading copy %s: %w", path, err)
+	}
+	lines, err := verify(data, key, name, path)
+	if err != nil {
+		return nil, err
+	}
+	l := &Log{
+		path:       path,
+		key:        append([]byte(nil), key...),
+		name:       name,
+		f:          f,
+		lines:      lines,
+		unfinished: UnfinishedCalls(lines),
+		nextSeq:    int64(len(lines)) + 1,
+		size:       int64(len(data)),
+	}
+	l.idle.L = &l.mu
+	l.writeFile = f.Write
+	l.syncFile = func() error { return unix.Fdatasync(int(f.Fd())) }
+	return l, nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// Path is the copy's file path.
+func (l *Log) Path() string { return l.path }
+
+// Lines returns the lines verified at Open (not those appended since).
+func (l *Log) Lines() []Line { return append([]Line(nil), l.lines...) }
+
+// Unfinished returns, as found at Open, the calls the copy shows as sent
+// with no receipt or late-receipt line: the receipts the next start must
+// write.
+func (l *Log) Unfinished() []Unfinished { return append([]Unfinished(nil), l.unfinished...) }
+
+// Append writes lines to the copy, numbering them, naming the executor and
+// tagging each, and returns once they are on the disk (written and
+// fdatasync'd). Lines of concurrent calls are written together with one
+// write and one fdatasync; the lines of one call are always adjacent and in
+// order. A line whose kind or fields are wrong is refused before anything is
+// written. If a write or the sync fails, or writes only part, the bytes are
+// cut back off the file and the log is broken: this and every later Append
+// fail with an error wrapping [ErrUnwritable]. After Close, Append fails with
+// [ErrClosed].
+func (l *Log) Append(lines ...Line) error {
+	if len(lines) == 0 {
+		return nil
+	}
+	now := time.Now()
+	req := &request{bodies: make([]map[string]any, len(lines)), done: make(chan result, 1)}
+	for i := range lines {
+		ln := lines[i]
+		if ln.When.IsZero() {
+			ln.When = now
+		}
+		b, err := ln.body()
+		if err != nil {
+			return fmt.Errorf("copy line (%s): %w", ln.Kind, err)
+		}
+		req.bodies[i] = b
+	}
+
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return fmt.Errorf("appending to copy %s: %w", l.path, ErrClosed)
+	}
+	if l.broken != nil {
+		err := l.broken
+		l.mu.Unlock()
+		return err
+	}
+	l.pending = append(l.pending, req)
+	if l.writing {
+		l.mu.Unlock()
+		r := <-req.done
+		if !r.lead {
+			return r.err
+		}
+		l.mu.Lock()
+	}
+	l.writing = true
+	l.writeRounds(req)
+	l.mu.Unlock()
+	return (<-req.done).err
+}
+
+// writeRounds writes everything pending, round after round, until own's
+// lines are written; then it hands the writing on to the first request still
+// waiting, or stops. Called with l.mu held and l.writing set.
+func (l *Log) writeRounds(own *request) {
+	for {
+		group := l.pending
+		l.pending = nil
+		seq, size := l.nextSeq, l.size
+		l.mu.Unlock()
+		buf, seqAfter, encErrs := l.encode(group, seq)
+		err := l.writeDurably(buf, size)
+		l.mu.Lock()
+		if err != nil {
+			l.broken = fmt.Errorf("writing copy %s: %w: %w", l.path, ErrUnwritable, err)
+			for _, r := range group {
+				r.done <- result{err: l.broken}
+			}
+			for _, r := range l.pending {
+				r.done <- result{err: l.broken}
+			}
+			l.pending = nil
+			break
+		}
+		l.nextSeq = seqAfter
+		l.size += int64(len(buf))
+		ownDone := false
+		for i, r := range group {
+			r.done <- result{err: encErrs[i]}
+			ownDone = ownDone || r == own
+		}
+		if len(l.pending) == 0 {
+			break
+		}
+		if ownDone {
+			next := l.pending[0]
+			next.done <- result{lead: true}
+			return // writing stays set: next carries on
+		}
+	}
+	l.writing = false
+	l.idle.Broadcast()
+}
+
+// encode numbers, names and tags each request's lines, starting at seq. A
+// request whose lines cannot be written gets its error and uses no number.
+func (l *Log) encode(group []*request, seq int64) ([]byte, int64, []error) {
+	var buf []byte
+	errs := make([]error, len(group))
+	for i, r := range group {
+		start, startSeq := len(buf), seq
+		for _, b := range r.bodies {
+			line, err := l.tagLine(b, seq)
+			if err != nil {
+				buf, seq = buf[:start], startSeq
+				errs[i] = fmt.Errorf("copy line: %w", err)
+				break
+			}
+			buf = append(buf, line...)
+			seq++
+		}
+	}
+	return buf, seq, errs
+}
+
+// tagLine writes one line: body with seq and name, tagged, then LF.
+func (l *Log) tagLine(body map[string]any, seq int64) ([]byte, error) {
+	full := make(map[string]any, len(body)+3)
+	for k, v := range body {
+		full[k] = v
+	}
+	full["seq"] = seq
+	full["name"] = l.name
+	input, err := canon.Marshal(full)
+	if err != nil {
+		return nil, err
+	}
+	full["tag"] = canon.B64(sum(l.key, input))
+	out, err := canon.Marshal(full)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, '\n'), nil
+}
+
+// writeDurably writes buf at the end of the file and syncs it. On any
+// failure it cuts the file back to size.
+func (l *Log) writeDurably(buf []byte, size int64) error {
+	if len(buf) == 0 {
+		return nil
+	}
+	n, err := l.writeFile(buf)
+	if err == nil && n != len(buf) {
+		err = fmt.Errorf("short write: %d of %d bytes: %w", n, len(buf), io.ErrShortWrite)
+	}
+	if err == nil {
+		err = l.syncFile()
+	}
+	if err != nil {
+		if terr := l.f.Truncate(size); terr != nil {
+			return fmt.Errorf("%w; cutting the copy back to %d bytes also failed: %w", err, size, terr)
+		}
+		_ = l.syncFile() // best effort: the log is broken either way
+	}
+	return err
+}
+
+// Close waits for a write in progress, releases the lock and closes the
+// file. Later Appends fail with ErrClosed. Closing twice is harmless.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil
+	}
+	l.closed = true
+	for l.writing {
+		l.idle.Wait()
+	}
+	l.mu.Unlock()
+	// Closing the file releases the flock.
+	if err := l.f.Close(); err != nil {
+		return fmt.Errorf("closing copy %s: %w", l.path, err)
+	}
+	return nil
+}

@@ -1,0 +1,134 @@
+package keys
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+)
+
+// MaxValueSize caps what a source may hold; key sets, copy keys and
+// credentials are all far smaller.
+const MaxValueSize = 1 << 20
+
+// fileSource is a secret in a file. Its mode must give others no access
+// (refused otherwise); access for the group is allowed with a warning, since
+// Kubernetes volumes with an fsGroup give it.
+type fileSource struct {
+	spec string
+	path string
+	log  *slog.Logger
+}
+
+func newFileSource(spec, p, baseDir string, opts Options) *fileSource {
+	return &fileSource{spec: spec, path: resolvePath(p, baseDir), log: opts.logger()}
+}
+
+func (s *fileSource) Name() string     { return s.spec }
+func (s *fileSource) Describe() string { return "file " + s.path }
+
+// Path is the file's absolute or cleaned path.
+func (s *fileSource) Path() string { return s.path }
+
+// Read returns the file's content with one trailing newline ("\n" or
+// "\r\n") dropped.
+func (s *fileSource) Read(ctx context.Context) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", s.Describe(), err)
+	}
+	f, err := os.Open(s.path)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", s.Describe(), err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", s.Describe(), err)
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("reading %s: not a regular file", s.Describe())
+	}
+	if err := s.checkMode(info.Mode().Perm()); err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxValueSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", s.Describe(), err)
+	}
+	if len(b) > MaxValueSize {
+		return nil, fmt.Errorf("reading %s: larger than %d bytes", s.Describe(), MaxValueSize)
+	}
+	return dropNewline(b), nil
+}
+
+func (s *fileSource) checkMode(perm fs.FileMode) error {
+	if perm&0o007 != 0 {
+		return fmt.Errorf("reading %s: the file gives others access (mode %04o); a secret file must be 0600 or 0400 (chmod 600 %s)", s.Describe(), perm, s.path)
+	}
+	if perm&0o070 != 0 {
+		s.log.Warn("secret file gives its group access", "source", s.spec, "path", s.path, "mode", fmt.Sprintf("%04o", perm))
+	}
+	return nil
+}
+
+// Create writes value and a newline to a new file of mode 0600 (making the
+// folder, mode 0700, when missing), never replacing a file that is there:
+// the content is written and synced under a temporary name, then linked into
+// place, so a reader never sees half a file.
+func (s *fileSource) Create(ctx context.Context, value []byte) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("creating %s: %w", s.Describe(), err)
+	}
+	dir := filepath.Dir(s.path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("creating %s: %w", s.Describe(), err)
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(s.path)+".new-*")
+	if err != nil {
+		return fmt.Errorf("creating %s: %w", s.Describe(), err)
+	}
+	tmpName := tmp.Name()
+	defer os.Remove(tmpName)
+	content := append(bytes.Clone(value), '\n')
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return fmt.Errorf("creating %s: %w", s.Describe(), err)
+	}
+	if _, err := tmp.Write(content); err != nil {
+		tmp.Close()
+		return fmt.Errorf("creating %s: %w", s.Describe(), err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("creating %s: %w", s.Describe(), err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("creating %s: %w", s.Describe(), err)
+	}
+	if err := os.Link(tmpName, s.path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("creating %s: %w", s.Describe(), fs.ErrExist)
+		}
+		return fmt.Errorf("creating %s: %w", s.Describe(), err)
+	}
+	if d, err := os.Open(dir); err == nil {
+		syncErr := d.Sync()
+		d.Close()
+		if syncErr != nil {
+			return fmt.Errorf("creating %s: syncing the folder: %w", s.Describe(), syncErr)
+		}
+	}
+	return nil
+}
+
+func dropNewline(b []byte) []byte {
+	if bytes.HasSuffix(b, []byte("\r\n")) {
+		return b[:len(b)-2]
+	}
+	return bytes.TrimSuffix(b, []byte("\n"))
+}

@@ -1,0 +1,327 @@
+package book
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"syscall"
+
+	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
+	"github.com/seed-6e06167c/mcp-executor/receipts/record"
+)
+
+// Book is an open book file: read and verified once, then appended to.
+// Every append writes whole canonical lines, each ending with a line feed,
+// in one write followed by one fsync for all the lines waiting at that
+// moment (group commit). A failed write is cut back to the size the file
+// had, and from then on the book refuses every append and its ledger
+// refuses every action, saying why.
+type Book struct {
+	path   string
+	f      *os.File
+	ledger *Ledger
+
+	wmu     sync.Mutex
+	queue   []*write
+	writing bool
+	size    int64 // bytes durable in the file
+	needLF  bool  // the last line read had no line feed
+	broken  error
+}
+
+type write struct {
+	data []byte
+	done chan error
+}
+
+// Line is one entry of a book: exactly one of Slip, Stub, Refusal,
+// Cancellation and Acknowledgement; a stub may carry its countersignature
+// and the person's approval on the same line.
+type Line struct {
+	Slip             *record.Record
+	Stub             *record.Record
+	Countersignature *record.Record
+	Approval         *record.Record
+	Refusal          *record.Record
+	Cancellation     *record.Record
+	Acknowledgement  *record.Record
+}
+
+// Bytes is the line's canonical text, without its line feed.
+func (l Line) Bytes() ([]byte, error) {
+	m := map[string]any{}
+	main := 0
+	for name, r := range map[string]*record.Record{"slip": l.Slip, "stub": l.Stub, "refusal": l.Refusal, "cancellation": l.Cancellation, "acknowledgement": l.Acknowledgement} {
+		if r != nil {
+			m[name] = r.Value()
+			main++
+		}
+	}
+	if main != 1 {
+		return nil, errors.New("a book line holds exactly one of slip, stub, refusal, cancellation and acknowledgement")
+	}
+	if l.Countersignature != nil || l.Approval != nil {
+		if l.Stub == nil {
+			return nil, errors.New("only a stub line carries a countersignature or an approval")
+		}
+		if l.Countersignature != nil {
+			m["countersignature"] = l.Countersignature.Value()
+		}
+		if l.Approval != nil {
+			m["approval"] = l.Approval.Value()
+		}
+	}
+	b, err := canon.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("writing a book line: %w", err)
+	}
+	return b, nil
+}
+
+// OpenBook opens the book at path, creating it if it is missing, reads and
+// verifies every line once, and keeps the file open for appending under an
+// exclusive lock. A last line without a line feed that does not parse is
+// torn (a write that never finished): OpenBook then stops with an error
+// naming the line, and changes nothing. A book that holds problems opens;
+// its ledger refuses every action and Ledger().Sound() names the first.
+func OpenBook(path string, opts Options) (*Book, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("opening book %s: %w", path, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("locking book %s (is another executor using it?): %w", path, err)
+	}
+	b := &Book{path: path, f: f}
+	r := newReader(opts, false)
+	if err := b.read(r); err != nil {
+		f.Close()
+		return nil, err
+	}
+	b.ledger = newLedger(r)
+	return b, nil
+}
+
+func (b *Book) read(r *reader) error {
+	br := bufio.NewReaderSize(b.f, 1<<16)
+	for n := 1; ; n++ {
+		line, err := br.ReadBytes('\n')
+		if len(line) == 0 && err == io.EOF {
+			return nil
+		}
+		if err != nil && err != io.EOF {
+			return fmt.Errorf("reading book %s: %w", b.path, err)
+		}
+		b.size += int64(len(line))
+		last := err == io.EOF
+		if last {
+			// No line feed: a whole line only if it parses.
+			if !json.Valid(line) {
+				return fmt.Errorf("book %s: line %d is torn (it has no line feed and does not parse as a whole entry); "+
+					"a write did not finish: keep a copy, then remove that last line to go on", b.path, n)
+			}
+			b.needLF = true
+		} else {
+			line = line[:len(line)-1]
+		}
+		if r.size >= MaxEntries {
+			f := Finding{"too-large", "the book holds more than 100,000 entries"}
+			r.failure = &f
+			return nil
+		}
+		if _, err := r.readLine(line, false); err != nil {
+			return fmt.Errorf("reading book %s line %d: %w", b.path, n, err)
+		}
+		if last {
+			return nil
+		}
+	}
+}
+
+// Ledger is the book's check before acting.
+func (b *Book) Ledger() *Ledger { return b.ledger }
+
+// Path is the book's file.
+func (b *Book) Path() string { return b.path }
+
+// Append writes entries to the book, checking each as the checker reads
+// it: a line that would bring a problem into the book is refused, and the
+// lines after it in the same call are not written (those before it are).
+// It returns when the lines are durable.
+func (b *Book) Append(entries ...Line) error {
+	lines := make([][]byte, 0, len(entries))
+	for _, e := range entries {
+		line, err := e.Bytes()
+		if err != nil {
+			return err
+		}
+		lines = append(lines, line)
+	}
+	return b.appendLines(lines, nil)
+}
+
+// AppendLine writes one canonical line (without its line feed).
+func (b *Book) AppendLine(line []byte) error { return b.appendLines([][]byte{line}, nil) }
+
+// AppendStub writes the stub of a reserved call and commits the
+// reservation: from then on the stub itself is counted, in the same step.
+// It must be the reservation's turn (Reservation.Position returned), and
+// the stub must be under the reserved slip. A stub that is refused leaves
+// the reservation in flight; release it.
+func (b *Book) AppendStub(r *Reservation, stub Line) error {
+	if stub.Stub == nil {
+		return errors.New("AppendStub takes a stub line")
+	}
+	if r == nil || r.l != b.ledger {
+		return errors.New("the reservation is not one of this book's")
+	}
+	select {
+	case <-r.turn:
+	default:
+		return errors.New("it is not this reservation's turn: wait for Position first")
+	}
+	line, err := stub.Bytes()
+	if err != nil {
+		return err
+	}
+	return b.appendLines([][]byte{line}, r)
+}
+
+func (b *Book) appendLines(lines [][]byte, res *Reservation) error {
+	l := b.ledger
+	var waits []chan error
+	err := func() error {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if err := l.brokenErr(); err != nil {
+			return err
+		}
+		for i, line := range lines {
+			if l.r.size+1 > MaxEntries {
+				return fmt.Errorf("appending to book %s: the book is full (100,000 entries)", b.path)
+			}
+			if len(line) > MaxLineBytes {
+				return fmt.Errorf("appending to book %s: the line is longer than 131,072 bytes", b.path)
+			}
+			if res != nil {
+				if res.done {
+					return errors.New("the reservation was already committed or released")
+				}
+				l.r.expectSlip = res.slip
+			}
+			_, err := l.r.readLine(line, true)
+			l.r.expectSlip = ""
+			if err != nil {
+				return fmt.Errorf("appending line %d of %d to book %s: %w", i+1, len(lines), b.path, err)
+			}
+			if res != nil {
+				l.endLocked(res)
+			}
+			waits = append(waits, b.enqueue(line))
+		}
+		return nil
+	}()
+	for _, w := range waits {
+		if werr := <-w; werr != nil && err == nil {
+			err = werr
+		}
+	}
+	return err
+}
+
+// enqueue hands one line to the writer; the caller holds the ledger's
+// lock, so lines are written in the order they were read.
+func (b *Book) enqueue(line []byte) chan error {
+	w := &write{data: append(line, '\n'), done: make(chan error, 1)}
+	b.wmu.Lock()
+	if b.broken != nil {
+		b.wmu.Unlock()
+		w.done <- b.broken
+		return w.done
+	}
+	b.queue = append(b.queue, w)
+	lead := !b.writing
+	b.writing = true
+	b.wmu.Unlock()
+	if lead {
+		go b.writeLoop()
+	}
+	return w.done
+}
+
+// writeLoop writes everything waiting in one write and one fsync, until
+// nothing waits.
+func (b *Book) writeLoop() {
+	for {
+		b.wmu.Lock()
+		batch := b.queue
+		b.queue = nil
+		if len(batch) == 0 || b.broken != nil {
+			for _, w := range batch {
+				w.done <- b.broken
+			}
+			b.writing = false
+			b.wmu.Unlock()
+			return
+		}
+		needLF := b.needLF
+		b.wmu.Unlock()
+
+		var buf []byte
+		if needLF {
+			buf = append(buf, '\n')
+		}
+		for _, w := range batch {
+			buf = append(buf, w.data...)
+		}
+		err := b.writeDurable(buf)
+
+		b.wmu.Lock()
+		if err == nil {
+			b.size += int64(len(buf))
+			b.needLF = false
+		} else {
+			b.broken = err
+			b.ledger.broken.Store(&err)
+		}
+		b.wmu.Unlock()
+		for _, w := range batch {
+			w.done <- err
+		}
+	}
+}
+
+func (b *Book) writeDurable(buf []byte) error {
+	n, err := b.f.Write(buf)
+	if err == nil && n != len(buf) {
+		err = io.ErrShortWrite
+	}
+	if err == nil {
+		err = b.f.Sync()
+	}
+	if err == nil {
+		return nil
+	}
+	werr := fmt.Errorf("writing to book %s failed; the book refuses every further append: %w", b.path, err)
+	if terr := b.f.Truncate(b.size); terr != nil {
+		return fmt.Errorf("%w; cutting the book back to %d bytes also failed: %v", werr, b.size, terr)
+	}
+	if serr := b.f.Sync(); serr != nil {
+		return fmt.Errorf("%w; syncing after cutting back also failed: %v", werr, serr)
+	}
+	return werr
+}
+
+// Close waits for nothing: callers finish their appends first. It releases
+// the lock and closes the file.
+func (b *Book) Close() error {
+	if err := b.f.Close(); err != nil {
+		return fmt.Errorf("closing book %s: %w", b.path, err)
+	}
+	return nil
+}

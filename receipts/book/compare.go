@@ -1,0 +1,316 @@
+package book
+
+import (
+	"fmt"
+	"math/big"
+	"sort"
+
+	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
+)
+
+// What a stub, or a proposed action, is compared with: the slip's rules in
+// a form that is quick to look up (format description, section 8).
+type limit struct {
+	action string
+	kind   string // "max", "each" or "count"
+	value  int64
+	per    int64 // seconds; 0 = none
+	unit   string
+}
+
+type condition struct {
+	need   string // "countersignature" or "approval"
+	action string // "" = every action
+	above  *int64
+	unit   string
+}
+
+type service struct {
+	id   string
+	keys *jwk.KeySet // nil: the service cannot countersign
+}
+
+type rules struct {
+	actions    map[string]bool
+	limits     []limit
+	requires   []condition
+	never      map[string]bool
+	with       map[string]*service
+	validFrom  int64 // unix seconds
+	validUntil int64
+}
+
+// request is what a stub or a proposal says was done: the members an
+// approval must agree with, and the time.
+type request struct {
+	action  string
+	when    int64
+	amount  *amount
+	with    string
+	hasWith bool
+}
+
+type amount struct {
+	unit  string
+	value int64
+}
+
+// tally is the running state of one slip: totals, counts and the stubs
+// that fall under a limit "in any period", by limit index.
+type tally struct {
+	sums        map[int]*big.Int
+	counts      map[int]int64
+	periods     map[int]*periodList
+	periodOrder []int
+}
+
+func newTally() *tally {
+	return &tally{sums: map[int]*big.Int{}, counts: map[int]int64{}, periods: map[int]*periodList{}}
+}
+
+type periodItem struct {
+	when  int64
+	value int64
+	entry int // the entry's index; -1 for a call in flight or a proposal
+}
+
+// periodList holds the stubs under one period limit in book order, with
+// running sums so that the total of a window ending at the latest stub is
+// found by one binary search.
+type periodList struct {
+	items  []periodItem
+	prefix []*big.Int // prefix[k] = sum of items[:k]
+	sorted bool       // items are in order of time
+}
+
+func (p *periodList) add(it periodItem) {
+	if len(p.prefix) == 0 {
+		p.prefix = append(p.prefix, new(big.Int))
+		p.sorted = true
+	}
+	if n := len(p.items); n > 0 && it.when < p.items[n-1].when {
+		p.sorted = false
+	}
+	p.items = append(p.items, it)
+	p.prefix = append(p.prefix, new(big.Int).Add(p.prefix[len(p.prefix)-1], big.NewInt(it.value)))
+}
+
+// effect is one change a stub makes to its slip's tally, applied only
+// once the stub is accepted.
+type effect struct {
+	limit int
+	kind  string // "sum", "count" or "period"
+	value int64
+}
+
+func (t *tally) apply(effects []effect, when int64, entry int) {
+	for _, e := range effects {
+		switch e.kind {
+		case "sum":
+			s := t.sums[e.limit]
+			if s == nil {
+				s = new(big.Int)
+				t.sums[e.limit] = s
+			}
+			s.Add(s, big.NewInt(e.value))
+		case "count":
+			t.counts[e.limit]++
+		case "period":
+			p := t.periods[e.limit]
+			if p == nil {
+				p = &periodList{}
+				t.periods[e.limit] = p
+				t.periodOrder = append(t.periodOrder, e.limit)
+			}
+			p.add(periodItem{when: when, value: e.value, entry: entry})
+		}
+	}
+}
+
+// view is the tally as a comparison sees it: for the check before acting,
+// with the calls in flight counted.
+type view interface {
+	sum(i int) *big.Int
+	count(i int) int64
+	// periodWorst is the largest total of any period the proposed action
+	// would fall in (the reference's periodWith).
+	periodWorst(i int, when, per, value int64) *big.Int
+}
+
+// mode says what a comparison is for.
+type mode int
+
+const (
+	forChecker mode = iota // a stub being read: periods settled at the end
+	forBefore              // a proposed action: periods worked out at once
+)
+
+type compared struct {
+	breaches []Finding
+	needs    []string
+	effects  []effect
+}
+
+func allowedIn(l limit) *big.Int { return big.NewInt(l.value) }
+
+// compareWithSlip compares one stub, or one proposed action, with its slip
+// (the reference's compareWithSlip), in the reference's order of findings.
+func compareWithSlip(s *rules, v view, c request, svc *service, cancelled bool, m mode) compared {
+	var out compared
+	if !s.actions[c.action] {
+		out.breaches = append(out.breaches, Finding{"action-not-allowed", fmt.Sprintf("the slip does not allow the action %q", c.action)})
+	}
+	kind, _ := actionKind(c.action)
+	if cancelled {
+		out.breaches = append(out.breaches, Finding{"after-cancellation", "the person cancelled the slip before this action"})
+	}
+	if kind != "" && s.never[kind] {
+		out.breaches = append(out.breaches, Finding{"prohibited", fmt.Sprintf("the slip says never to do an action of the kind %q, and %q is of that kind", kind, c.action)})
+	}
+	if c.hasWith && svc == nil {
+		out.breaches = append(out.breaches, Finding{"party-not-allowed", fmt.Sprintf("the slip does not name %q as someone the agent may deal with", c.with)})
+	}
+	if c.when < s.validFrom || c.when >= s.validUntil {
+		out.breaches = append(out.breaches, Finding{"outside-valid-time", "the action is dated outside the time the slip allows"})
+	}
+	missing := false
+	amountIn := func(unit string) bool {
+		if c.amount != nil && c.amount.unit == unit {
+			return true
+		}
+		if !missing {
+			out.breaches = append(out.breaches, Finding{"amount-missing", fmt.Sprintf("the slip sets a limit or a condition in %q for this action, and no amount is given in that unit", unit)})
+			missing = true
+		}
+		return false
+	}
+	for i, l := range s.limits {
+		if l.action != c.action {
+			continue
+		}
+		if l.kind == "count" {
+			if l.per == 0 {
+				n := v.count(i) + 1
+				out.effects = append(out.effects, effect{i, "count", 1})
+				if n > l.value {
+					out.breaches = append(out.breaches, Finding{"over-count-limit", fmt.Sprintf("this is action number %d of this kind under the slip; the slip allows %d", n, l.value)})
+				}
+			} else {
+				out.effects = append(out.effects, effect{i, "period", 1})
+				if m == forBefore {
+					if worst := v.periodWorst(i, c.when, l.per, 1); worst.Cmp(allowedIn(l)) > 0 {
+						out.breaches = append(out.breaches, overPeriod(l, worst))
+					}
+				}
+			}
+			continue
+		}
+		if !amountIn(l.unit) {
+			continue
+		}
+		value := c.amount.value
+		switch {
+		case l.kind == "each":
+			if value > l.value {
+				out.breaches = append(out.breaches, Finding{"over-each-limit", fmt.Sprintf("this action is %d %s; the slip allows no single action above %d %s", value, l.unit, l.value, l.unit)})
+			}
+		case l.per == 0:
+			total := new(big.Int).Add(v.sum(i), big.NewInt(value))
+			out.effects = append(out.effects, effect{i, "sum", value})
+			if total.Cmp(allowedIn(l)) > 0 {
+				over := new(big.Int).Sub(total, allowedIn(l))
+				out.breaches = append(out.breaches, Finding{"over-limit", fmt.Sprintf("with this action the total is %s %s; the slip's limit is %d %s: over by %s", total, l.unit, l.value, l.unit, over)})
+			}
+		default:
+			out.effects = append(out.effects, effect{i, "period", value})
+			if m == forBefore {
+				if worst := v.periodWorst(i, c.when, l.per, value); worst.Cmp(allowedIn(l)) > 0 {
+					out.breaches = append(out.breaches, overPeriod(l, worst))
+				}
+			}
+		}
+	}
+	for _, r := range s.requires {
+		if r.action != "" && r.action != c.action {
+			continue
+		}
+		if r.above != nil {
+			if !amountIn(r.unit) {
+				continue
+			}
+			if !(c.amount.value > *r.above) {
+				continue
+			}
+		}
+		if !contains(out.needs, r.need) {
+			out.needs = append(out.needs, r.need)
+		}
+	}
+	return out
+}
+
+func overPeriod(l limit, total *big.Int) Finding {
+	if l.kind == "count" {
+		return Finding{"over-period-limit", fmt.Sprintf("with this action there are %s such actions in any %d seconds; the slip allows %d", total, l.per, l.value)}
+	}
+	return Finding{"over-period-limit", fmt.Sprintf("with this action the total in any %d seconds is %s %s; the slip's limit is %d %s", l.per, total, l.unit, l.value, l.unit)}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// windowTotals gives, for each item, the total of the period that ends at
+// it: items are put in order of time (book order among equal times), and
+// the period of each holds the items up to it later than its time minus
+// the period (the reference's periodTotals).
+func windowTotals(items []periodItem, per int64) ([]periodItem, []*big.Int) {
+	sorted := make([]periodItem, len(items))
+	copy(sorted, items)
+	sort.SliceStable(sorted, func(a, b int) bool { return sorted[a].when < sorted[b].when })
+	totals := make([]*big.Int, len(sorted))
+	sum := new(big.Int)
+	head := 0
+	for k, it := range sorted {
+		sum.Add(sum, big.NewInt(it.value))
+		for sorted[head].when <= it.when-per {
+			sum.Sub(sum, big.NewInt(sorted[head].value))
+			head++
+		}
+		totals[k] = new(big.Int).Set(sum)
+	}
+	return sorted, totals
+}
+
+// naivePeriodWorst is the reference's periodWith over a plain list of items.
+func naivePeriodWorst(items []periodItem, when, per, value int64) *big.Int {
+	all := append(append([]periodItem(nil), items...), periodItem{when: when, value: value, entry: -2})
+	sorted, totals := windowTotals(all, per)
+	worst := new(big.Int)
+	for k, it := range sorted {
+		if (it.entry == -2 || (it.when > when && it.when < when+per)) && totals[k].Cmp(worst) > 0 {
+			worst = totals[k]
+		}
+	}
+	return worst
+}
+
+// settlePeriods gives every stub whose period holds more than a limit
+// allows the finding "over-period-limit", once every stub has been read.
+func settlePeriods(s *rules, t *tally, entries []Entry) {
+	for _, i := range t.periodOrder {
+		l := s.limits[i]
+		sorted, totals := windowTotals(t.periods[i].items, l.per)
+		for k, it := range sorted {
+			if totals[k].Cmp(allowedIn(l)) > 0 && it.entry >= 0 {
+				e := &entries[it.entry]
+				e.late = append(e.late, overPeriod(l, totals[k]))
+			}
+		}
+	}
+}

@@ -1,0 +1,24 @@
+// Package book keeps a Provared book: the agent's append-only file of
+// records, one canonical entry per line (format description, sections 7 to
+// 11, 17, 20 and 22).
+//
+// It holds three things that share one way of reading a line:
+//
+//   - CheckBook, the checker: problems (faults in the record), breaches
+//     (what a sound record shows about the agent) and a summary, with the
+//     reference's codes and order of findings.
+//   - Book, the file: opened and verified once, then appended to with one
+//     write and one fsync per group of lines, never a partial line.
+//   - Ledger, the check before acting: the state read from the book, kept up
+//     to date line by line, so that a check costs the same whatever the size
+//     of the book. It also counts calls still in flight (reservations), so
+//     that calls running together cannot jointly pass a limit.
+//
+// Supported entries: slip; stub with its countersignature and approval on
+// the same line; refusal; cancellation; acknowledgement. A line of any other
+// kind the format knows (seal, pass, terms, vouching, withdrawal, or
+// time-stamps beside a cancellation) is reported as the problem
+// "unknown-entry" with a message naming the kind: it is never silently
+// accepted, and a book holding one is never intact, so the check before
+// acting refuses everything under it.
+package book

@@ -1,0 +1,203 @@
+package book
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Ledger is the check before acting for one open book: the state read from
+// the book once, kept up to date as lines are appended, and the calls still
+// in flight. Its answer equals the reference's checkBefore on the book as
+// it stands with the stubs of the calls in flight added; its cost per check
+// does not grow with the book. It is safe for concurrent use.
+type Ledger struct {
+	mu        sync.Mutex
+	r         *reader
+	flights   map[string][]*Reservation // by slip, in reservation order
+	approvals map[string]bool           // approval ids used by calls in flight
+	inflight  int
+	broken    atomic.Pointer[error] // set when the book could not be written
+}
+
+func newLedger(r *reader) *Ledger {
+	return &Ledger{r: r, flights: map[string][]*Reservation{}, approvals: map[string]bool{}}
+}
+
+// Reservation is a call that passed the check before acting and is still
+// in flight: its amount, count and periods are counted against the slip's
+// limits until its stub is committed to the book or it is released.
+type Reservation struct {
+	l          *Ledger
+	slip       string
+	when       int64
+	effects    []effect
+	approvalID string
+	turn       chan struct{} // closed when every earlier call under the slip is done
+	done       bool
+}
+
+// Position is a stub's place in its slip's agent chain.
+type Position struct {
+	Seq      int64
+	Previous string // the fingerprint of the stub before it; "" for seq 0
+}
+
+// CheckBefore asks whether an action would be outside its slip, counting
+// the calls in flight. It changes nothing.
+func (l *Ledger) CheckBefore(p Proposal) Decision {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.decideLocked(p).Decision
+}
+
+func (l *Ledger) decideLocked(p Proposal) decided {
+	if err := l.brokenErr(); err != nil {
+		return decided{Decision: Decision{Problems: []Finding{{"record-not-sound", "the book could not be written, so the record so far is not known: " + err.Error()}}, Breaches: []Finding{}, Needs: []string{}}}
+	}
+	return l.r.decide(p, &flight{calls: l.flights[p.Slip], approvals: l.approvals, lines: l.inflight, quick: true})
+}
+
+// Reserve checks a proposed action and, when it is allowed, counts it as
+// in flight until the returned reservation is committed (its stub appended
+// with Book.AppendStub) or released. Calls reserved together cannot
+// jointly pass a limit. The reservation is nil when the action is not
+// allowed.
+func (l *Ledger) Reserve(p Proposal) (*Reservation, Decision) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	d := l.decideLocked(p)
+	if !d.Allowed {
+		return nil, d.Decision
+	}
+	res := &Reservation{l: l, slip: p.Slip, when: d.when, effects: d.effects, approvalID: d.approvalID, turn: make(chan struct{})}
+	if len(l.flights[p.Slip]) == 0 {
+		close(res.turn)
+	}
+	l.flights[p.Slip] = append(l.flights[p.Slip], res)
+	if res.approvalID != "" {
+		l.approvals[res.approvalID] = true
+	}
+	l.inflight++
+	return res, d.Decision
+}
+
+// When is the time the reservation was checked at: the time its stub states.
+func (r *Reservation) When() time.Time { return time.Unix(r.when, 0).UTC() }
+
+// Slip is the fingerprint of the slip the call was reserved under.
+func (r *Reservation) Slip() string { return r.slip }
+
+// Position waits until every call reserved before this one under the same
+// slip has had its stub appended or was released, and then gives this
+// call's stub its place in the chain. Stubs thus enter the book in the
+// order the calls were reserved.
+func (r *Reservation) Position(ctx context.Context) (Position, error) {
+	select {
+	case <-r.turn:
+	case <-ctx.Done():
+		return Position{}, fmt.Errorf("waiting for the stubs of earlier calls: %w", ctx.Err())
+	}
+	l := r.l
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if r.done {
+		return Position{}, errors.New("the reservation was already committed or released")
+	}
+	st := l.r.slips[r.slip]
+	if st == nil {
+		return Position{}, fmt.Errorf("the slip %s is not in the book", r.slip)
+	}
+	return Position{Seq: st.next, Previous: st.last}, nil
+}
+
+// Release ends a reservation whose stub will not be written. Releasing a
+// committed or released reservation does nothing.
+func (r *Reservation) Release() {
+	r.l.mu.Lock()
+	defer r.l.mu.Unlock()
+	r.l.endLocked(r)
+}
+
+// endLocked takes a reservation out of flight and hands the turn on.
+func (l *Ledger) endLocked(r *Reservation) {
+	if r.done {
+		return
+	}
+	r.done = true
+	list := l.flights[r.slip]
+	for i, x := range list {
+		if x == r {
+			list = append(list[:i:i], list[i+1:]...)
+			break
+		}
+	}
+	if len(list) == 0 {
+		delete(l.flights, r.slip)
+	} else {
+		l.flights[r.slip] = list
+		select {
+		case <-list[0].turn:
+		default:
+			close(list[0].turn)
+		}
+	}
+	if r.approvalID != "" {
+		delete(l.approvals, r.approvalID)
+	}
+	l.inflight--
+}
+
+// InFlight is the number of calls reserved and not yet committed or released.
+func (l *Ledger) InFlight() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.inflight
+}
+
+// Sound says whether the book as read so far could allow an action: nil,
+// or an error naming the first problem and its line.
+func (l *Ledger) Sound() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.brokenErr(); err != nil {
+		return err
+	}
+	r := l.r
+	switch {
+	case r.failure != nil:
+		return fmt.Errorf("the book cannot be used: %s", r.failure)
+	case r.running.firstProblem != nil:
+		p := r.running.firstProblem
+		return fmt.Errorf("line %d of the book has a problem: %s: %s", p.Line, p.Code, p.Message)
+	case r.running.skipped || len(r.running.missing) > 0:
+		return errors.New("not every signature in the book could be checked here")
+	case r.running.uncompared > 0:
+		return errors.New("not every stub in the book could be compared with its slip")
+	}
+	return nil
+}
+
+// Size is the number of entries read so far.
+func (l *Ledger) Size() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.r.size
+}
+
+// Counts are the numbers of entries of each kind read so far.
+func (l *Ledger) Counts() Counts {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.r.running.counts
+}
+
+func (l *Ledger) brokenErr() error {
+	if p := l.broken.Load(); p != nil {
+		return *p
+	}
+	return nil
+}

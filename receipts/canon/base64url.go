@@ -1,0 +1,48 @@
+package canon
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+
+	"github.com/seed-6e06167c/mcp-executor/receipts/problem"
+)
+
+// B64 writes b as base64url without padding.
+func B64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
+
+// UnB64 reads base64url strictly: only A–Z a–z 0–9 - _, no padding, no
+// whitespace, no length of 1 mod 4, and unused trailing bits must be zero
+// (so each byte string has exactly one spelling). Faults have code
+// "bad-base64url".
+func UnB64(s string) ([]byte, error) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return nil, problem.New(CodeBadBase64url, "a character outside the base64url alphabet at position %d", i)
+		}
+	}
+	if len(s)%4 == 1 {
+		return nil, problem.New(CodeBadBase64url, "a base64url text cannot be %d characters long", len(s))
+	}
+	b, err := base64.RawURLEncoding.Strict().DecodeString(s)
+	if err != nil {
+		return nil, problem.New(CodeBadBase64url, "not strict base64url: %v", err)
+	}
+	return b, nil
+}
+
+// Fingerprint is B64(SHA-256(b)), 43 characters.
+func Fingerprint(b []byte) string {
+	sum := sha256.Sum256(b)
+	return B64(sum[:])
+}
+
+// IsFingerprint reports whether s is 43 characters of strict base64url
+// holding 32 bytes.
+func IsFingerprint(s string) bool {
+	if len(s) != 43 {
+		return false
+	}
+	b, err := UnB64(s)
+	return err == nil && len(b) == 32
+}

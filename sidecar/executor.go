@@ -1,0 +1,111 @@
+package sidecar
+
+import (
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/seed-6e06167c/mcp-executor/copylog"
+	"github.com/seed-6e06167c/mcp-executor/receipts/book"
+	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
+)
+
+// contentJudge tests a call's arguments against the rules on content.
+type contentJudge interface {
+	// Judge returns nil when every rule that names tool lets the call
+	// through, or why the first rule that refuses it did.
+	Judge(tool string, arguments []byte) *contentRefusal
+}
+
+// contentRefusal is why a content rule refused a call. Why never holds an
+// argument value.
+type contentRefusal struct {
+	Rule string // the rule's name
+	Code string // "content-rule" or "content-unreadable"
+	Why  string
+}
+
+// Executor is the judge and scribe of one process: it holds the settings,
+// the agent's and its own keys, the slip, the book and the copy, and is
+// shared by every [Session]. Stubs of all sessions enter the book in the
+// order their calls were sent.
+type Executor struct {
+	log      *slog.Logger
+	set      *settings.Settings
+	slipFP   string
+	agent    jwk.Signer
+	exec     jwk.Signer
+	book     *book.Book
+	ledger   *book.Ledger
+	copy     *copylog.Log
+	rules    contentJudge // nil without a rules file
+	rulesFP  string       // "" without a rules file
+	denials  *denialLimiter
+
+	admitMu  sync.Mutex // the order calls are judged, sent and written in
+	lastWhen time.Time  // the latest stub time handed out (never goes back)
+
+	scribeQ    chan *toolCall
+	scribeDone chan struct{}
+
+	stopped    atomic.Bool
+	bookBroken atomic.Bool
+	closeOnce  sync.Once
+	closeErr   error
+	closer     func() error
+}
+
+// ErrStopped is why a call is not taken after the copy or the book could
+// not be written: the executor takes no more calls until it is started
+// again.
+var ErrStopped = errors.New("the executor takes no more calls until it is started again")
+
+// newExecutor wires the parts together and starts the scribe.
+func newExecutor(log *slog.Logger, set *settings.Settings, slipFP string, agent, exec jwk.Signer, bk *book.Book, cp *copylog.Log, rules contentJudge, rulesFP string) *Executor {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	e := &Executor{
+		log: log, set: set, slipFP: slipFP, agent: agent, exec: exec, book: bk, ledger: bk.Ledger(), copy: cp,
+		rules: rules, rulesFP: rulesFP, denials: newDenialLimiter(set.DenialsPerHour),
+		scribeQ:    make(chan *toolCall, 1024),
+		scribeDone: make(chan struct{}),
+	}
+	go e.scribe()
+	return e
+}
+
+// Close stops the scribe after every call already sent has its stub, and
+// closes what the executor opened. Call it after every session has ended.
+func (e *Executor) Close() error {
+	e.closeOnce.Do(func() {
+		close(e.scribeQ)
+		<-e.scribeDone
+		if e.closer != nil {
+			e.closeErr = e.closer()
+		}
+	})
+	return e.closeErr
+}
+
+// stop makes the executor take no more calls.
+func (e *Executor) stop(why string) {
+	if e.stopped.CompareAndSwap(false, true) {
+		e.log.Error("the executor takes no more calls until it is started again", slog.String("why", why))
+	}
+}
+
+// stubTime returns now, or the latest time already handed out if the clock
+// went back, so that stubs never go back in time along the chain.
+// Callers hold admitMu.
+func (e *Executor) stubTime() time.Time {
+	now := time.Now().UTC().Truncate(time.Second)
+	if now.Before(e.lastWhen) {
+		now = e.lastWhen
+	}
+	e.lastWhen = now
+	return now
+}

@@ -1,0 +1,121 @@
+package sidecar
+
+import (
+	"log/slog"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/codes"
+
+	"github.com/seed-6e06167c/mcp-executor/copylog"
+	"github.com/seed-6e06167c/mcp-executor/receipts/book"
+	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
+)
+
+// refusal is why the executor does not send a call.
+type refusal struct {
+	action  string
+	amount  *amount
+	reason  string   // the denial's reason: not-in-slip, over-limit, …, other
+	refused string   // red.prova/refused: the reason, or the executor's own code
+	codes   []string // red.prova/codes
+	rule    string   // the content rule's name, "" for none
+	why     string   // prose for the model; never an argument value
+}
+
+// refuse answers a call the executor does not send: a tool error for the
+// model, a signed denial in the book (at most denialsPerHour an hour) and a
+// denial line in the copy. The server never sees the call.
+func (s *Session) refuse(tc *toolCall, r refusal) {
+	e := s.e
+	defer s.release(tc)
+	if r.refused == "" {
+		r.refused = r.reason
+	}
+	now := time.Now().UTC()
+	denialFP := ""
+	capped := false
+	if e.denials.allow(now) {
+		line, err := signDenial(tc.ctx, denialFields{Slip: e.slipFP, Action: r.action, Amount: r.amount, Reason: r.reason, By: e.set.Name, When: now}, e.exec)
+		if err == nil {
+			err = e.book.Append(line)
+		}
+		if err != nil {
+			e.log.Error("a denial could not be written to the book", slog.String("call", tc.ourID), slog.String("error", err.Error()))
+		} else {
+			denialFP = line.Refusal.Fingerprint
+		}
+	} else {
+		capped = true
+	}
+	ruleFP := ""
+	if r.rule != "" {
+		ruleFP = canon.Fingerprint([]byte(r.rule))
+	}
+	s.appendCopy(copylog.Line{Kind: copylog.KindDenial, When: now, Call: tc.ourID, Tool: tc.tool, Action: r.action,
+		Reason: r.reason, Codes: r.codes, Slip: e.slipFP, Refusal: denialFP, Rules: e.rulesFP, Rule: ruleFP})
+
+	meta := map[string]any{MetaRefused: r.refused, MetaCodes: nonNil(r.codes)}
+	if denialFP != "" {
+		meta[MetaDenial] = denialFP
+	}
+	if r.rule != "" {
+		meta[MetaRule] = r.rule
+	}
+	why := r.why
+	if capped {
+		why += " (no denial was written: the hourly number of denials is reached)"
+	}
+	result, err := wire.ToolErrorResult(why, meta)
+	if err != nil {
+		s.replyError(tc.clientID, wire.CodeNotTaken, "not taken: the refusal could not be written", nil)
+		return
+	}
+	tc.span.SetStatus(codes.Error, "refused: "+r.refused)
+	s.logCall(tc, "call refused", slog.String("refused", r.refused), slog.String("codes", strings.Join(r.codes, ",")),
+		slog.Bool("denialWritten", denialFP != ""))
+	s.toClient(wire.ResultLine(tc.clientID, result))
+}
+
+func nonNil(c []string) []string {
+	if c == nil {
+		return []string{}
+	}
+	return c
+}
+
+// decisionCodes lists a decision's problem and breach codes.
+func decisionCodes(d book.Decision) []string {
+	out := make([]string, 0, len(d.Problems)+len(d.Breaches))
+	for _, f := range d.Problems {
+		out = append(out, f.Code)
+	}
+	for _, f := range d.Breaches {
+		out = append(out, f.Code)
+	}
+	return out
+}
+
+// slipWhy says, for the model, why the check before acting refused a call.
+func slipWhy(d book.Decision) string {
+	var why string
+	switch d.Reason() {
+	case "slip-not-sound":
+		why = "the permission or the record cannot be relied on"
+	case "outside-valid-time":
+		why = "the permission is not valid at this time"
+	case "not-in-slip":
+		why = "the permission does not allow this action"
+	case "over-limit":
+		why = "the permission's limit for this action would be passed"
+	case "needs-approval":
+		why = "the permission asks for the person's approval of this action"
+	default:
+		why = "the permission does not allow this call"
+	}
+	if c := decisionCodes(d); len(c) > 0 {
+		why += " (" + strings.Join(c, ", ") + ")"
+	}
+	return why
+}

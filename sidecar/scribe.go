@@ -1,0 +1,103 @@
+package sidecar
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+
+	"github.com/seed-6e06167c/mcp-executor/copylog"
+	"github.com/seed-6e06167c/mcp-executor/receipts/book"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
+)
+
+// scribe writes the stubs of sent calls, in the order they were sent, and
+// only then answers the client.
+func (e *Executor) scribe() {
+	defer close(e.scribeDone)
+	for tc := range e.scribeQ {
+		<-tc.done
+		e.commit(tc)
+	}
+}
+
+// commit writes one call's stub and countersignature to the book, the
+// receipt line to the copy, and answers the client.
+func (e *Executor) commit(tc *toolCall) {
+	s := tc.s
+	defer s.release(tc)
+	out := tc.out
+	doc := out.document()
+	ctx := tc.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if e.bookBroken.Load() {
+		e.notWritten(tc, doc, "an earlier receipt could not be written")
+		return
+	}
+	stubFP, err := e.writeStub(ctx, tc.hold, stubFields{Slip: e.slipFP, Action: tc.action, Amount: tc.amount,
+		With: e.set.Service, Details: append(append([]detail(nil), tc.details...), doc), When: tc.when}, time.Now().UTC())
+	if err != nil {
+		e.bookBroken.Store(true)
+		e.stop("the book could not be written: " + err.Error())
+		e.notWritten(tc, doc, err.Error())
+		return
+	}
+	if err := e.copy.Append(copylog.Line{Kind: copylog.KindReceipt, Call: tc.ourID, Stub: stubFP,
+		Outcome: &copylog.Detail{Name: doc.Name, SHA256: doc.SHA256}}); err != nil {
+		e.stop("the copy could not be written: " + err.Error())
+	}
+	tc.span.SetAttributes(attribute.String(AttrStub, stubFP))
+	switch out.kind {
+	case outResult, outError:
+		s.logCall(tc, "call answered", slog.String("stub", stubFP), slog.Bool("serverError", out.kind == outError))
+		s.toClient(wire.SpliceID(out.line, out.msg.IDSpan, tc.clientID))
+	default:
+		tc.span.SetStatus(codes.Error, out.noAnswerText())
+		s.logCall(tc, "call had no answer", slog.String("stub", stubFP), slog.String("why", out.noAnswerText()))
+		data := []byte(`{"red.prova/stub":`)
+		data = append(append(data, jsonString(stubFP)...), '}')
+		s.replyError(tc.clientID, wire.CodeNoAnswer, out.noAnswerText(), data)
+	}
+}
+
+// writeStub takes the reservation's place in the chain, signs and
+// countersigns the stub and appends it to the book, durably.
+func (e *Executor) writeStub(ctx context.Context, h *book.Reservation, f stubFields, countersignedAt time.Time) (string, error) {
+	pos, err := h.Position(ctx)
+	if err != nil {
+		return "", err
+	}
+	f.Seq, f.Previous = pos.Seq, pos.Previous
+	line, err := signStub(ctx, f, e.agent, e.exec, countersignedAt)
+	if err != nil {
+		return "", err
+	}
+	if err := e.book.AppendStub(h, line); err != nil {
+		return "", err
+	}
+	return line.Stub.Fingerprint, nil
+}
+
+// AttrStub is the span attribute naming a call's stub.
+const AttrStub = "mcp_executor.stub"
+
+// notWritten records in the copy what the executor knew of a call whose
+// receipt could not be written (the next start writes it from this line)
+// and tells the client.
+func (e *Executor) notWritten(tc *toolCall, doc detail, why string) {
+	s := tc.s
+	if tc.hold != nil {
+		tc.hold.Release()
+	}
+	if err := e.copy.Append(copylog.Line{Kind: copylog.KindNotWritten, Call: tc.ourID,
+		Outcome: &copylog.Detail{Name: doc.Name, SHA256: doc.SHA256}, Reason: why}); err != nil {
+		e.stop("the copy could not be written: " + err.Error())
+	}
+	tc.span.SetStatus(codes.Error, "receipt not written")
+	s.log.Error("the receipt of a call could not be written", slog.String("call", tc.ourID), slog.String("why", why))
+	s.replyError(tc.clientID, codeInternalError, "the receipt of this call could not be written; the executor takes no more calls until it is started again", nil)
+}

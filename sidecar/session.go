@@ -1,0 +1,416 @@
+package sidecar
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+
+	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
+)
+
+// toolServer is one session's running tool-server process.
+type toolServer interface {
+	// Input is the server's standard input.
+	Input() io.Writer
+	// Output is the server's standard output.
+	Output() io.Reader
+	// Stop closes the server's input, waits the settings' shutdownWait,
+	// then ends its process group (SIGTERM, then SIGKILL).
+	Stop(ctx context.Context) error
+	// Wait waits for the process to exit and returns its exit code.
+	Wait() (int, error)
+}
+
+// maxForgotten is how many requests other than tool calls may wait for the
+// server's answer before the oldest is forgotten.
+const maxForgotten = 1000
+
+// maxListsWaiting is how many tools/list requests may wait for the server.
+const maxListsWaiting = 256
+
+// maxEndedCalls is how many ended tool calls are remembered so that a late
+// answer is dropped rather than handed on.
+const maxEndedCalls = 4096
+
+// passRequest is a request other than a tool call waiting for the server.
+type passRequest struct {
+	ourID    string
+	clientID []byte
+	filter   bool // a tools/list whose result is filtered
+	elem     *list.Element
+}
+
+// Session is one agent connection: the client's messages in and out, and
+// the tool server behind it. Every request goes to the server under an id of
+// the executor's own; the answer goes back under the client's id, spliced
+// into the server's own bytes.
+type Session struct {
+	e   *Executor
+	log *slog.Logger
+
+	client *wire.Reader
+	out    *wire.Writer // to the client
+	srv    toolServer
+	toSrv  *wire.Writer
+	ids    callIDs
+
+	mu         sync.Mutex
+	requests   map[string]*passRequest // by our id
+	order      *list.List              // our ids of requests, oldest first
+	lists      int                     // tools/list requests waiting
+	reqByCli   map[string]string       // client id → our id, requests other than tool calls
+	calls      map[string]*toolCall    // by our id: sent, not yet answered
+	callsByCli map[string]*toolCall    // client id → tool call waiting or sent
+	ended      map[string]struct{}     // our ids of tool calls that ended
+	endedOrder []string
+	waiting    int // tool calls taken and not yet finished
+	serverGone bool
+	callsWG    sync.WaitGroup
+
+	admitQ chan *toolCall
+	ctx    context.Context
+}
+
+// NewSession makes a session between a client (in, out) and a running tool
+// server. Run it with [Session.Run].
+func (e *Executor) NewSession(in io.Reader, out io.Writer, srv toolServer) *Session {
+	return &Session{
+		e: e, log: e.log,
+		client:     wire.NewReader(in),
+		out:        wire.NewWriter(out),
+		srv:        srv,
+		toSrv:      wire.NewWriter(srv.Input()),
+		requests:   map[string]*passRequest{},
+		order:      list.New(),
+		reqByCli:   map[string]string{},
+		calls:      map[string]*toolCall{},
+		callsByCli: map[string]*toolCall{},
+		ended:      map[string]struct{}{},
+		admitQ:     make(chan *toolCall, e.set.MaxWaiting+1),
+	}
+}
+
+// ExitError says the tool server exited: the executor exits with its code,
+// and the client starts it again as the MCP specification says it should.
+type ExitError struct{ Code int }
+
+func (e *ExitError) Error() string {
+	return "the tool server exited with code " + itoa(e.Code)
+}
+
+// Run serves the session until the client closes its side (nil) or the
+// tool server exits (*ExitError with the server's code). Every call that was
+// sent has its stub in the book before Run returns.
+func (s *Session) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s.ctx = ctx
+	admitDone := make(chan struct{})
+	go func() {
+		defer close(admitDone)
+		for tc := range s.admitQ {
+			s.admit(tc)
+		}
+	}()
+	serverDone := make(chan struct{})
+	go func() {
+		defer close(serverDone)
+		s.readServer()
+	}()
+	clientDone := make(chan error, 1)
+	go func() { clientDone <- s.readClient() }()
+
+	var result error
+	select {
+	case err := <-clientDone:
+		if err != nil {
+			s.log.Warn("reading from the client ended", slog.String("error", err.Error()))
+		}
+		// The client is gone: stop the server (it may still answer what it
+		// holds; every sent call gets its stub either way).
+		stopCtx := context.WithoutCancel(ctx)
+		if err := s.srv.Stop(stopCtx); err != nil {
+			s.log.Warn("stopping the tool server", slog.String("error", err.Error()))
+		}
+		<-serverDone
+	case <-serverDone:
+		code, err := s.srv.Wait()
+		if err != nil {
+			s.log.Error("the tool server could not be waited for", slog.String("error", err.Error()))
+		}
+		s.log.Info("the tool server exited", slog.Int("code", code))
+		result = &ExitError{Code: code}
+	case <-ctx.Done():
+		if err := s.srv.Stop(context.WithoutCancel(ctx)); err != nil {
+			s.log.Warn("stopping the tool server", slog.String("error", err.Error()))
+		}
+		<-serverDone
+		result = ctx.Err()
+	}
+	s.mu.Lock()
+	close(s.admitQ)
+	s.admitQ = nil
+	s.mu.Unlock()
+	<-admitDone
+	s.callsWG.Wait()
+	return result
+}
+
+// readClient handles the client's lines until its input ends.
+func (s *Session) readClient() error {
+	for {
+		line, err := s.client.ReadLine()
+		if err != nil {
+			var tl *wire.TooLongError
+			if errors.As(err, &tl) {
+				s.log.Warn("a line from the client is over 16 MiB", slog.Int64("bytes", tl.Length))
+				s.replyError(nil, wire.CodeInvalidRequest, "line longer than 16 MiB", nil)
+				continue
+			}
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		s.fromClient(line)
+	}
+}
+
+func (s *Session) fromClient(line []byte) {
+	m, err := wire.Inspect(line)
+	if err != nil {
+		var we *wire.Error
+		if errors.As(err, &we) {
+			s.log.Warn("a line from the client is not an acceptable message", slog.String("why", we.Reason))
+			s.replyError(we.ID, we.Code, we.Reason, nil)
+			return
+		}
+		s.replyError(nil, wire.CodeInvalidRequest, "not an acceptable message", nil)
+		return
+	}
+	switch m.Kind {
+	case wire.KindRequest:
+		if m.Method == "tools/call" {
+			s.takeCall(line, m)
+			return
+		}
+		s.forward(line, m)
+	case wire.KindNotification:
+		if !strings.HasPrefix(m.Method, "notifications/") {
+			s.log.Warn("a notification that is not one of the protocol's own is dropped", slog.String("method", m.Method))
+			return
+		}
+		if m.Method == "notifications/cancelled" {
+			s.clientCancelled(line, m)
+			return
+		}
+		s.toServer(line)
+	case wire.KindResponse:
+		// The client's answer to the server's own request: its id is the
+		// server's, passed through unchanged.
+		s.toServer(line)
+	}
+}
+
+// forward sends a request other than a tool call under an id of our own.
+func (s *Session) forward(line []byte, m *wire.Message) {
+	ourID := s.ids.next()
+	filter := m.Method == "tools/list" && s.e.set.HideUnlisted
+	s.mu.Lock()
+	if filter && s.lists >= maxListsWaiting {
+		s.mu.Unlock()
+		s.replyError(m.ID, wire.CodeNotTaken, "too many tools/list requests are waiting for the tool server", nil)
+		return
+	}
+	r := &passRequest{ourID: ourID, clientID: clone(m.ID), filter: filter}
+	r.elem = s.order.PushBack(ourID)
+	s.requests[ourID] = r
+	s.reqByCli[string(m.ID)] = ourID
+	if filter {
+		s.lists++
+	}
+	for len(s.requests) > maxForgotten {
+		oldest := s.order.Front()
+		s.forgetLocked(s.requests[oldest.Value.(string)])
+	}
+	s.mu.Unlock()
+	s.toServer(wire.SpliceID(line, m.IDSpan, jsonString(ourID)))
+}
+
+// forgetLocked drops a request other than a tool call. Callers hold s.mu.
+func (s *Session) forgetLocked(r *passRequest) {
+	s.order.Remove(r.elem)
+	delete(s.requests, r.ourID)
+	if s.reqByCli[string(r.clientID)] == r.ourID {
+		delete(s.reqByCli, string(r.clientID))
+	}
+	if r.filter {
+		s.lists--
+	}
+}
+
+// readServer handles the server's lines until its output ends, then ends
+// every call still with the server.
+func (s *Session) readServer() {
+	r := wire.NewReader(s.srv.Output())
+	for {
+		line, err := r.ReadLine()
+		if err != nil {
+			var tl *wire.TooLongError
+			if errors.As(err, &tl) {
+				s.log.Warn("a line from the tool server is over 16 MiB and is dropped", slog.Int64("bytes", tl.Length))
+				continue
+			}
+			if !errors.Is(err, io.EOF) {
+				s.log.Warn("reading from the tool server", slog.String("error", err.Error()))
+			}
+			break
+		}
+		s.fromServer(line)
+	}
+	s.mu.Lock()
+	s.serverGone = true
+	gone := make([]*toolCall, 0, len(s.calls))
+	for _, tc := range s.calls {
+		gone = append(gone, tc)
+	}
+	s.mu.Unlock()
+	for _, tc := range gone {
+		tc.finish(outcome{kind: outServerExit})
+	}
+}
+
+func (s *Session) fromServer(line []byte) {
+	m, err := wire.Inspect(line)
+	if err != nil {
+		// Not a message: handed on to the client as it is, matched with no
+		// call (a call it was meant to answer ends by its timeout).
+		s.log.Warn("a line from the tool server is not an acceptable message; handed on as it is")
+		s.toClient(line)
+		return
+	}
+	if m.Kind != wire.KindResponse {
+		// The server's own requests and notifications go to the client as
+		// they are.
+		s.toClient(line)
+		return
+	}
+	id, ok := unquoteID(m.ID)
+	if !ok || !strings.HasPrefix(id, IDPrefix) {
+		s.toClient(line)
+		return
+	}
+	s.mu.Lock()
+	if tc, ok := s.calls[id]; ok {
+		delete(s.calls, id)
+		s.mu.Unlock()
+		o := outcome{kind: outResult, line: line, msg: m}
+		if m.Error != nil {
+			o.kind = outError
+		}
+		tc.finish(o)
+		return
+	}
+	if _, ended := s.ended[id]; ended {
+		s.mu.Unlock()
+		s.log.Info("a late answer to a tool call that ended is dropped", slog.String("call", id))
+		return
+	}
+	r, ok := s.requests[id]
+	if !ok {
+		s.mu.Unlock()
+		// A forgotten request's answer goes on under our id, which the
+		// client does not know and ignores.
+		s.toClient(line)
+		return
+	}
+	s.forgetLocked(r)
+	s.mu.Unlock()
+	out := wire.SpliceID(line, m.IDSpan, r.clientID)
+	if r.filter && m.Result != nil {
+		out = s.filterTools(out)
+	}
+	s.toClient(out)
+}
+
+// filterTools takes the tools no rule names out of a tools/list answer.
+func (s *Session) filterTools(line []byte) []byte {
+	m, err := wire.Inspect(line)
+	if err != nil || m.Result == nil {
+		return line
+	}
+	res, err := wire.FilterTools(m.Result, func(name string) bool {
+		_, ok := s.e.set.Tools[name]
+		return ok
+	})
+	if err != nil {
+		s.log.Warn("a tools/list result could not be filtered; handed on as it is", slog.String("error", err.Error()))
+		return line
+	}
+	return wire.SpliceID(line, m.ResultSpan, res)
+}
+
+// clientCancelled handles notifications/cancelled from the client.
+func (s *Session) clientCancelled(line []byte, m *wire.Message) {
+	var reqID []byte
+	if m.Params != nil {
+		if v, found, err := wire.Pointer(m.Params, "/requestId"); err == nil && found {
+			reqID = v
+		}
+	}
+	if reqID == nil {
+		s.toServer(line)
+		return
+	}
+	key := string(reqID)
+	s.mu.Lock()
+	if tc, ok := s.callsByCli[key]; ok {
+		s.mu.Unlock()
+		tc.cancel()
+		return
+	}
+	ourID, ok := s.reqByCli[key]
+	if ok {
+		s.forgetLocked(s.requests[ourID])
+	}
+	s.mu.Unlock()
+	if !ok {
+		s.toServer(line)
+		return
+	}
+	s.sendCancelled(ourID, "cancelled by the client")
+}
+
+// sendCancelled tells the server a request under our id is cancelled.
+func (s *Session) sendCancelled(ourID, reason string) {
+	line := []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`)
+	line = append(line, jsonString(ourID)...)
+	line = append(line, `,"reason":`...)
+	line = append(line, jsonString(reason)...)
+	line = append(line, "}}"...)
+	s.toServer(line)
+}
+
+func (s *Session) toServer(line []byte) {
+	if err := s.toSrv.WriteLine(line); err != nil {
+		s.log.Warn("writing to the tool server", slog.String("error", err.Error()))
+	}
+}
+
+func (s *Session) toClient(line []byte) {
+	if err := s.out.WriteLine(line); err != nil {
+		s.log.Warn("writing to the client", slog.String("error", err.Error()))
+	}
+}
+
+// replyError answers the client with a JSON-RPC error of the executor's own.
+func (s *Session) replyError(id []byte, code int, message string, data []byte) {
+	if id == nil {
+		id = []byte("null")
+	}
+	s.toClient(wire.ErrorLine(id, code, message, data))
+}

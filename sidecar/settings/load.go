@@ -1,0 +1,590 @@
+package settings
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"time"
+	"unicode/utf8"
+
+	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
+)
+
+// Load reads and checks the settings file at path. Warnings are returned for
+// the caller to show; a fault is an *Error naming the file and the place.
+func Load(path string) (*Settings, []Warning, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("settings %s: %w", path, err)
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		return nil, nil, fmt.Errorf("settings %s: %w", abs, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, nil, fmt.Errorf("settings %s: %w", abs, err)
+	}
+	return Parse(abs, data)
+}
+
+// Parse checks data as the settings file named file (made absolute; its
+// folder is where relative paths are read from). It reads no other file.
+func Parse(file string, data []byte) (s *Settings, warnings []Warning, err error) {
+	abs, aerr := filepath.Abs(file)
+	if aerr != nil {
+		return nil, nil, fmt.Errorf("settings %s: %w", file, aerr)
+	}
+	defer func() {
+		var se *Error
+		if errors.As(err, &se) {
+			se.File = abs
+		}
+	}()
+	if len(data) > MaxFileSize {
+		return nil, nil, &Error{Reason: "larger than 1 MiB"}
+	}
+	if !utf8.Valid(data) {
+		return nil, nil, &Error{Reason: "not UTF-8"}
+	}
+	root, err := decodeTree(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	p := &parser{s: &Settings{File: abs, Dir: filepath.Dir(abs)}}
+	if err := p.root(root); err != nil {
+		return nil, nil, err
+	}
+	return p.s, p.warnings, nil
+}
+
+type parser struct {
+	s         *Settings
+	warnings  []Warning
+	vaultUser string // place of the first source that needs the vault block
+}
+
+func (p *parser) warn(place, msg string) {
+	p.warnings = append(p.warnings, Warning{Place: place, Message: msg})
+}
+
+func (p *parser) path(n *node) (string, error) {
+	v, err := n.nonEmptyText()
+	if err != nil {
+		return "", err
+	}
+	if filepath.IsAbs(v) {
+		return filepath.Clean(v), nil
+	}
+	return filepath.Join(p.s.Dir, v), nil
+}
+
+var (
+	actionRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+	unitRE   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,15}$`)
+	toolRE   = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+	envRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	thumbRE  = regexp.MustCompile(`^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$`)
+)
+
+// ToolNameOK reports whether name is in the form a tool name must have:
+// 1 to 128 letters, digits, "_", "-" and ".".
+func ToolNameOK(name string) bool { return toolRE.MatchString(name) }
+
+func (p *parser) root(n *node) error {
+	o, err := asObject(n, "name", "service", "server", "agent", "executor", "tools", "contentRules",
+		"unlisted", "hideUnlisted", "timeout", "denialsPerHour", "callIdInMeta", "shutdownWait", "maxWaiting",
+		"vault", "kubernetes")
+	if err != nil {
+		return err
+	}
+	s := p.s
+	v, err := o.required("name")
+	if err != nil {
+		return err
+	}
+	if s.Name, err = v.nonEmptyText(); err != nil {
+		return err
+	}
+	if utf8.RuneCountInString(s.Name) > 200 {
+		return &Error{Place: v.place, Reason: "must be 1 to 200 characters"}
+	}
+	s.Service = DefaultService
+	if v := o.get("service"); v != nil {
+		if s.Service, err = v.text(); err != nil {
+			return err
+		}
+		if !actionRE.MatchString(s.Service) {
+			return &Error{Place: v.place, Reason: "must be a service id: 1 to 64 of a-z, 0-9, '.', '_', '-', starting with a letter or digit"}
+		}
+	}
+	if v, err = o.required("server"); err != nil {
+		return err
+	}
+	if err := p.server(v); err != nil {
+		return err
+	}
+	if v, err = o.required("agent"); err != nil {
+		return err
+	}
+	if err := p.agent(v); err != nil {
+		return err
+	}
+	if v, err = o.required("executor"); err != nil {
+		return err
+	}
+	if err := p.executor(v); err != nil {
+		return err
+	}
+	if v, err = o.required("tools"); err != nil {
+		return err
+	}
+	if err := p.tools(v); err != nil {
+		return err
+	}
+	if v := o.get("contentRules"); v != nil {
+		if s.ContentRules, err = p.path(v); err != nil {
+			return err
+		}
+	}
+	s.Unlisted = UnlistedRefuse
+	if v := o.get("unlisted"); v != nil {
+		t, err := v.text()
+		if err != nil {
+			return err
+		}
+		switch Unlisted(t) {
+		case UnlistedRefuse, UnlistedForward:
+			s.Unlisted = Unlisted(t)
+		default:
+			return &Error{Place: v.place, Reason: `must be "refuse" or "forward"`}
+		}
+		if s.Unlisted == UnlistedForward {
+			p.warn(v.place, "calls to tools no rule names are sent on with no receipt and no denial; the record leaves them out")
+		}
+	}
+	if s.HideUnlisted, err = p.boolOr(o, "hideUnlisted", true); err != nil {
+		return err
+	}
+	if s.CallIDInMeta, err = p.boolOr(o, "callIdInMeta", true); err != nil {
+		return err
+	}
+	ms, err := p.wholeOr(o, "timeout", DefaultTimeout.Milliseconds(), MinTimeout.Milliseconds(), MaxTimeout.Milliseconds())
+	if err != nil {
+		return err
+	}
+	s.Timeout = time.Duration(ms) * time.Millisecond
+	ms, err = p.wholeOr(o, "shutdownWait", DefaultShutdownWait.Milliseconds(), 0, MaxShutdownWait.Milliseconds())
+	if err != nil {
+		return err
+	}
+	s.ShutdownWait = time.Duration(ms) * time.Millisecond
+	d, err := p.wholeOr(o, "denialsPerHour", DefaultDenialsPerHour, 1, MaxDenialsPerHour)
+	if err != nil {
+		return err
+	}
+	s.DenialsPerHour = int(d)
+	w, err := p.wholeOr(o, "maxWaiting", DefaultMaxWaiting, 1, MaxMaxWaiting)
+	if err != nil {
+		return err
+	}
+	s.MaxWaiting = int(w)
+	if v := o.get("vault"); v != nil {
+		if s.Vault, err = p.vault(v); err != nil {
+			return err
+		}
+	}
+	if v := o.get("kubernetes"); v != nil {
+		if s.Kubernetes, err = p.kubernetes(v); err != nil {
+			return err
+		}
+	}
+	if p.vaultUser != "" && s.Vault == nil {
+		return &Error{Place: p.vaultUser, Reason: "names Vault, but the settings have no vault block"}
+	}
+	return nil
+}
+
+func (p *parser) boolOr(o *object, name string, def bool) (bool, error) {
+	v := o.get(name)
+	if v == nil {
+		return def, nil
+	}
+	return v.boolean()
+}
+
+func (p *parser) wholeOr(o *object, name string, def, lo, hi int64) (int64, error) {
+	v := o.get(name)
+	if v == nil {
+		return def, nil
+	}
+	return v.whole(lo, hi)
+}
+
+func (p *parser) server(n *node) error {
+	o, err := asObject(n, "command", "args", "cwd", "path", "env", "passEnv")
+	if err != nil {
+		return err
+	}
+	sv := &p.s.Server
+	v, err := o.required("command")
+	if err != nil {
+		return err
+	}
+	cmd, err := v.nonEmptyText()
+	if err != nil {
+		return err
+	}
+	bare := filepath.Base(cmd) == cmd && !filepath.IsAbs(cmd)
+	if bare {
+		sv.Command = cmd
+	} else if sv.Command, err = p.path(v); err != nil {
+		return err
+	}
+	if v := o.get("args"); v != nil {
+		if sv.Args, err = v.texts(); err != nil {
+			return err
+		}
+	}
+	sv.Cwd = p.s.Dir
+	if v := o.get("cwd"); v != nil {
+		if sv.Cwd, err = p.path(v); err != nil {
+			return err
+		}
+	}
+	if v := o.get("path"); v != nil {
+		if v.kind != '[' {
+			return &Error{Place: v.place, Reason: "must be a list of folders, not " + kindName(v.kind)}
+		}
+		if len(v.arr) == 0 {
+			return &Error{Place: v.place, Reason: "must name at least one folder (leave it out to use the executor's PATH)"}
+		}
+		for _, e := range v.arr {
+			f, err := p.path(e)
+			if err != nil {
+				return err
+			}
+			sv.Path = append(sv.Path, f)
+		}
+	}
+	if bare && sv.Path == nil {
+		p.warn(o.place("command"), "a bare name is looked up in the executor's own PATH, which the agent's client sets; name the program by its path or give server.path")
+	}
+	if v := o.get("env"); v != nil {
+		if err := p.env(v); err != nil {
+			return err
+		}
+	}
+	sv.PassEnv = append([]string(nil), DefaultPassEnv...)
+	if v := o.get("passEnv"); v != nil {
+		names, err := v.texts()
+		if err != nil {
+			return err
+		}
+		seen := map[string]bool{}
+		for i, name := range names {
+			place := indexPlace(v.place, i)
+			if !envRE.MatchString(name) {
+				return &Error{Place: place, Reason: "must be a variable name (letters, digits, '_', not starting with a digit)"}
+			}
+			if seen[name] {
+				return &Error{Place: place, Reason: "named twice"}
+			}
+			seen[name] = true
+		}
+		sv.PassEnv = names
+	}
+	return nil
+}
+
+func (p *parser) env(n *node) error {
+	o, err := asObject(n)
+	if err != nil {
+		return err
+	}
+	for _, m := range n.obj {
+		place := m.val.place
+		if !envRE.MatchString(m.name) {
+			return &Error{Place: place, Reason: "must be a variable name (letters, digits, '_', not starting with a digit)"}
+		}
+		ev := EnvVar{Name: m.name}
+		switch m.val.kind {
+		case '"':
+			if ev.Source, err = p.source(m.val, false); err != nil {
+				return err
+			}
+		case '{':
+			vo, err := asObject(m.val, "file", "env", "value")
+			if err != nil {
+				return err
+			}
+			if len(m.val.obj) != 1 {
+				return &Error{Place: place, Reason: `must have exactly one of "file", "env" and "value"`}
+			}
+			inner := m.val.obj[0].val
+			switch m.val.obj[0].name {
+			case "file":
+				if ev.Source, err = p.path(inner); err != nil {
+					return err
+				}
+			case "env":
+				name, err := inner.text()
+				if err != nil {
+					return err
+				}
+				if !envRE.MatchString(name) {
+					return &Error{Place: inner.place, Reason: "must be a variable name"}
+				}
+				ev.Source = "env:" + name
+				p.warn(place, "read from the executor's own environment, which is only as safe as the agent's client that set it")
+			case "value":
+				if ev.Value, err = inner.text(); err != nil {
+					return err
+				}
+				ev.IsValue = true
+				p.warn(place, "the value is written in the settings themselves")
+			}
+			_ = vo
+		default:
+			return &Error{Place: place, Reason: "must be a source (text) or an object with file, env or value, not " + kindName(m.val.kind)}
+		}
+		p.s.Server.Env = append(p.s.Server.Env, ev)
+	}
+	_ = o
+	return nil
+}
+
+func (p *parser) agent(n *node) error {
+	o, err := asObject(n, "slip", "book", "keys", "issuerKeys")
+	if err != nil {
+		return err
+	}
+	a := &p.s.Agent
+	for _, f := range []struct {
+		name string
+		dst  *string
+	}{{"slip", &a.Slip}, {"book", &a.Book}} {
+		v, err := o.required(f.name)
+		if err != nil {
+			return err
+		}
+		if *f.dst, err = p.path(v); err != nil {
+			return err
+		}
+	}
+	v, err := o.required("keys")
+	if err != nil {
+		return err
+	}
+	if a.Keys, err = p.keySource(v); err != nil {
+		return err
+	}
+	if v := o.get("issuerKeys"); v != nil {
+		keys, err := v.texts()
+		if err != nil {
+			return err
+		}
+		if len(keys) == 0 {
+			return &Error{Place: v.place, Reason: "must name at least one passkey thumbprint (leave it out to accept any)"}
+		}
+		seen := map[string]bool{}
+		for i, k := range keys {
+			if !thumbRE.MatchString(k) {
+				return &Error{Place: indexPlace(v.place, i), Reason: "must be a key thumbprint: 43 characters of base64url"}
+			}
+			if seen[k] {
+				return &Error{Place: indexPlace(v.place, i), Reason: "named twice"}
+			}
+			seen[k] = true
+		}
+		a.IssuerKeys = keys
+	} else {
+		p.warn(o.place("issuerKeys"), "not given: a slip signed by any passkey is accepted")
+	}
+	return nil
+}
+
+func (p *parser) executor(n *node) error {
+	o, err := asObject(n, "keys", "copy", "copyKey")
+	if err != nil {
+		return err
+	}
+	e := &p.s.Executor
+	v, err := o.required("keys")
+	if err != nil {
+		return err
+	}
+	if e.Keys, err = p.keySource(v); err != nil {
+		return err
+	}
+	if v, err = o.required("copy"); err != nil {
+		return err
+	}
+	if e.Copy, err = p.path(v); err != nil {
+		return err
+	}
+	if v, err = o.required("copyKey"); err != nil {
+		return err
+	}
+	if e.CopyKey, err = p.source(v, false); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (p *parser) keySource(n *node) (KeySource, error) {
+	if n.kind == '"' {
+		s, err := p.source(n, false)
+		if err != nil {
+			var se *Error
+			if errors.As(err, &se) && se.Reason == errTransitAlone {
+				se.Reason = `vault-transit holds only the Ed25519 half: write {"ed25519": "vault-transit:<key>", "mldsa87": "<source of the ML-DSA-87 seed>"}`
+			}
+		}
+		return KeySource{Whole: s}, err
+	}
+	o, err := asObject(n, "ed25519", "mldsa87")
+	if err != nil {
+		return KeySource{}, err
+	}
+	var k KeySource
+	v, err := o.required("ed25519")
+	if err != nil {
+		return k, err
+	}
+	if k.Ed25519, err = p.source(v, true); err != nil {
+		return k, err
+	}
+	if v, err = o.required("mldsa87"); err != nil {
+		return k, err
+	}
+	if k.MLDSA87, err = p.source(v, false); err != nil {
+		return k, err
+	}
+	return k, nil
+}
+
+func (p *parser) vault(n *node) (*Vault, error) {
+	o, err := asObject(n, "address", "caFile", "namespace", "auth")
+	if err != nil {
+		return nil, err
+	}
+	vt := &Vault{}
+	if v := o.get("address"); v != nil {
+		if vt.Address, err = v.nonEmptyText(); err != nil {
+			return nil, err
+		}
+		u, err := url.Parse(vt.Address)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, &Error{Place: v.place, Reason: "must be an http or https address"}
+		}
+	}
+	if v := o.get("caFile"); v != nil {
+		if vt.CAFile, err = p.path(v); err != nil {
+			return nil, err
+		}
+	}
+	if v := o.get("namespace"); v != nil {
+		if vt.Namespace, err = v.nonEmptyText(); err != nil {
+			return nil, err
+		}
+	}
+	v, err := o.required("auth")
+	if err != nil {
+		return nil, err
+	}
+	ao, err := asObject(v, "kubernetes", "token", "appRole")
+	if err != nil {
+		return nil, err
+	}
+	if len(v.obj) != 1 {
+		return nil, &Error{Place: v.place, Reason: `must have exactly one of "kubernetes", "token" and "appRole"`}
+	}
+	m := v.obj[0]
+	switch m.name {
+	case "kubernetes":
+		ko, err := asObject(m.val, "role", "mount", "tokenFile")
+		if err != nil {
+			return nil, err
+		}
+		k := &VaultKubernetes{Mount: "kubernetes", TokenFile: DefaultServiceAccountToken}
+		r, err := ko.required("role")
+		if err != nil {
+			return nil, err
+		}
+		if k.Role, err = r.nonEmptyText(); err != nil {
+			return nil, err
+		}
+		if x := ko.get("mount"); x != nil {
+			if k.Mount, err = x.nonEmptyText(); err != nil {
+				return nil, err
+			}
+		}
+		if x := ko.get("tokenFile"); x != nil {
+			if k.TokenFile, err = p.path(x); err != nil {
+				return nil, err
+			}
+		}
+		vt.Auth.Kubernetes = k
+	case "token":
+		to, err := asObject(m.val, "file")
+		if err != nil {
+			return nil, err
+		}
+		t := &VaultToken{}
+		if x := to.get("file"); x != nil {
+			if t.File, err = p.path(x); err != nil {
+				return nil, err
+			}
+		}
+		vt.Auth.Token = t
+	case "appRole":
+		ro, err := asObject(m.val, "roleIdFile", "secretIdFile", "mount")
+		if err != nil {
+			return nil, err
+		}
+		a := &VaultAppRole{Mount: "approle"}
+		x, err := ro.required("roleIdFile")
+		if err != nil {
+			return nil, err
+		}
+		if a.RoleIDFile, err = p.path(x); err != nil {
+			return nil, err
+		}
+		if x, err = ro.required("secretIdFile"); err != nil {
+			return nil, err
+		}
+		if a.SecretIDFile, err = p.path(x); err != nil {
+			return nil, err
+		}
+		if x := ro.get("mount"); x != nil {
+			if a.Mount, err = x.nonEmptyText(); err != nil {
+				return nil, err
+			}
+		}
+		vt.Auth.AppRole = a
+	}
+	_ = ao
+	return vt, nil
+}
+
+func (p *parser) kubernetes(n *node) (*Kubernetes, error) {
+	o, err := asObject(n, "kubeconfig")
+	if err != nil {
+		return nil, err
+	}
+	k := &Kubernetes{}
+	if v := o.get("kubeconfig"); v != nil {
+		if k.Kubeconfig, err = p.path(v); err != nil {
+			return nil, err
+		}
+	}
+	return k, nil
+}
+
+var _ = wire.CheckPointer

@@ -1,0 +1,91 @@
+package settings
+
+import (
+	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
+)
+
+func (p *parser) tools(n *node) error {
+	if _, err := asObject(n); err != nil {
+		return err
+	}
+	p.s.Tools = make(map[string]Tool, len(n.obj))
+	for _, m := range n.obj {
+		if !toolRE.MatchString(m.name) {
+			return &Error{Place: m.val.place, Reason: "not a tool name: 1 to 128 letters, digits, '_', '-' and '.'"}
+		}
+		t, err := p.tool(m.val)
+		if err != nil {
+			return err
+		}
+		p.s.Tools[m.name] = t
+		p.s.ToolOrder = append(p.s.ToolOrder, m.name)
+	}
+	return nil
+}
+
+func (p *parser) tool(n *node) (Tool, error) {
+	o, err := asObject(n, "action", "amount")
+	if err != nil {
+		return Tool{}, err
+	}
+	var t Tool
+	v, err := o.required("action")
+	if err != nil {
+		return t, err
+	}
+	if t.Action, err = v.text(); err != nil {
+		return t, err
+	}
+	if !actionRE.MatchString(t.Action) {
+		return t, &Error{Place: v.place, Reason: "must be an action name: 1 to 64 of a-z, 0-9, '.', '_', '-', starting with a letter or digit"}
+	}
+	if v := o.get("amount"); v != nil {
+		if t.Amount, err = p.amount(v); err != nil {
+			return t, err
+		}
+	}
+	return t, nil
+}
+
+func (p *parser) amount(n *node) (*Amount, error) {
+	o, err := asObject(n, "unit", "value", "pointer", "count")
+	if err != nil {
+		return nil, err
+	}
+	a := &Amount{}
+	v, err := o.required("unit")
+	if err != nil {
+		return nil, err
+	}
+	if a.Unit, err = v.text(); err != nil {
+		return nil, err
+	}
+	if !unitRE.MatchString(a.Unit) {
+		return nil, &Error{Place: v.place, Reason: "must be a unit: 1 to 16 of letters, digits, '.', '_', '-', starting with a letter or digit"}
+	}
+	var which *node
+	for _, k := range []AmountKind{AmountFixed, AmountPointer, AmountCount} {
+		if x := o.get(string(k)); x != nil {
+			if which != nil {
+				return nil, &Error{Place: n.place, Reason: `must have exactly one of "value", "pointer" and "count"`}
+			}
+			which, a.Kind = x, k
+		}
+	}
+	if which == nil {
+		return nil, &Error{Place: n.place, Reason: `must have exactly one of "value", "pointer" and "count"`}
+	}
+	if a.Kind == AmountFixed {
+		if a.Value, err = which.whole(0, wire.MaxSafeInt); err != nil {
+			return nil, err
+		}
+		return a, nil
+	}
+	if a.Pointer, err = which.text(); err != nil {
+		return nil, err
+	}
+	if a.Pointer == "" || wire.CheckPointer(a.Pointer) != nil {
+		return nil, &Error{Place: which.place, Reason: `must be a JSON pointer (RFC 6901) into the arguments, such as "/total"`}
+	}
+	return a, nil
+}

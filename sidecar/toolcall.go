@@ -1,0 +1,402 @@
+package sidecar
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/seed-6e06167c/mcp-executor/copylog"
+	"github.com/seed-6e06167c/mcp-executor/receipts/book"
+	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
+)
+
+// outcomeKind is how a sent call ended.
+type outcomeKind int
+
+const (
+	outResult     outcomeKind = iota + 1 // the server's result
+	outError                             // the server's JSON-RPC error
+	outTimeout                           // no answer within the timeout
+	outCancelled                         // the client cancelled it
+	outServerExit                        // the server ended
+)
+
+// outcome is how a sent call ended; line and msg hold the server's answer.
+type outcome struct {
+	kind outcomeKind
+	line []byte
+	msg  *wire.Message
+}
+
+// noAnswerText is the message of the 1002 error the client gets, which the
+// stub's provared.error document is.
+func (o outcome) noAnswerText() string {
+	switch o.kind {
+	case outTimeout:
+		return "no answer: the time for the tool server to answer ran out"
+	case outCancelled:
+		return "no answer: the call was cancelled"
+	default:
+		return "no answer: the tool server ended"
+	}
+}
+
+// document returns the stub's outcome detail.
+func (o outcome) document() detail {
+	switch o.kind {
+	case outResult:
+		fp, err := canon.JCSFingerprint(o.msg.Result)
+		if err != nil {
+			return textDetail(LabelError, TextResultNotCanonical)
+		}
+		return detail{Name: LabelToolResult, SHA256: fp}
+	case outError:
+		fp, err := canon.JCSFingerprint(o.msg.Error)
+		if err != nil {
+			return textDetail(LabelError, TextResultNotCanonical)
+		}
+		return detail{Name: LabelError, SHA256: fp}
+	}
+	return textDetail(LabelError, o.noAnswerText())
+}
+
+// call states.
+const (
+	stateWaiting   = iota // taken, waiting its turn
+	stateWithdrawn        // cancelled while waiting: nothing is sent or written
+	stateSent             // sent to the server, waiting for its outcome
+)
+
+// toolCall is one tools/call from the client.
+type toolCall struct {
+	s        *Session
+	line     []byte
+	msg      *wire.Message
+	clientID []byte
+	ourID    string
+
+	state int // guarded by s.mu
+
+	// Set by admit before the call is sent.
+	tool    string
+	action  string
+	amount  *amount
+	details []detail
+	when    time.Time
+	hold    *book.Reservation
+
+	ctx  context.Context
+	span trace.Span
+
+	once  sync.Once
+	done  chan struct{}
+	out   outcome
+	timer *time.Timer
+}
+
+// finish records the call's outcome; the first one wins. It reports whether
+// this was the first.
+func (tc *toolCall) finish(o outcome) bool {
+	first := false
+	tc.once.Do(func() {
+		first = true
+		tc.out = o
+		if tc.timer != nil {
+			tc.timer.Stop()
+		}
+		s := tc.s
+		s.mu.Lock()
+		delete(s.calls, tc.ourID)
+		s.ended[tc.ourID] = struct{}{}
+		s.endedOrder = append(s.endedOrder, tc.ourID)
+		if len(s.endedOrder) > maxEndedCalls {
+			delete(s.ended, s.endedOrder[0])
+			s.endedOrder = s.endedOrder[1:]
+		}
+		s.mu.Unlock()
+		close(tc.done)
+	})
+	return first
+}
+
+// cancel handles the client's notifications/cancelled for this call.
+func (tc *toolCall) cancel() {
+	s := tc.s
+	s.mu.Lock()
+	st := tc.state
+	if st == stateWaiting {
+		tc.state = stateWithdrawn
+	}
+	s.mu.Unlock()
+	if st == stateSent && tc.finish(outcome{kind: outCancelled}) {
+		s.sendCancelled(tc.ourID, "cancelled by the client")
+	}
+}
+
+// takeCall accepts a tools/call into the queue, or answers 1001.
+func (s *Session) takeCall(line []byte, m *wire.Message) {
+	s.mu.Lock()
+	if s.admitQ == nil || s.e.stopped.Load() {
+		s.mu.Unlock()
+		s.replyError(m.ID, wire.CodeNotTaken, "not taken: "+ErrStopped.Error(), nil)
+		return
+	}
+	if s.waiting >= s.e.set.MaxWaiting {
+		s.mu.Unlock()
+		s.replyError(m.ID, wire.CodeNotTaken, "not taken: too many calls are waiting", nil)
+		return
+	}
+	s.waiting++
+	s.callsWG.Add(1)
+	tc := &toolCall{s: s, line: line, msg: m, clientID: clone(m.ID), ourID: s.ids.next(), done: make(chan struct{})}
+	s.callsByCli[string(m.ID)] = tc
+	s.admitQ <- tc
+	s.mu.Unlock()
+}
+
+// release ends a call's life in the session.
+func (s *Session) release(tc *toolCall) {
+	s.mu.Lock()
+	s.waiting--
+	if s.callsByCli[string(tc.clientID)] == tc {
+		delete(s.callsByCli, string(tc.clientID))
+	}
+	s.mu.Unlock()
+	if tc.span != nil {
+		tc.span.End()
+	}
+	s.callsWG.Done()
+}
+
+// admit takes one call through the rules, the check before acting and the
+// copy, and sends it; or refuses it. Calls are admitted one at a time, in
+// the order the client sent them.
+func (s *Session) admit(tc *toolCall) {
+	e := s.e
+	tc.ctx, tc.span = tracer.Start(s.ctx, "tools/call", trace.WithAttributes(attribute.String(AttrCallID, tc.ourID)))
+
+	s.mu.Lock()
+	st, gone := tc.state, s.serverGone
+	s.mu.Unlock()
+	if st == stateWithdrawn {
+		s.appendCopy(copylog.Line{Kind: copylog.KindWithdrawn, Call: tc.ourID})
+		tc.span.SetStatus(codes.Error, "withdrawn")
+		s.release(tc)
+		return
+	}
+	if gone {
+		s.replyError(tc.clientID, wire.CodeNoAnswer, "no answer: the tool server ended", nil)
+		s.release(tc)
+		return
+	}
+	if e.stopped.Load() {
+		s.replyError(tc.clientID, wire.CodeNotTaken, "not taken: "+ErrStopped.Error(), nil)
+		s.release(tc)
+		return
+	}
+
+	name, args, meta, ok := callParams(tc.msg)
+	if !ok || !toolNameForm.MatchString(name) {
+		s.replyError(tc.clientID, wire.CodeInvalidParams, "the tool name must be 1 to 128 letters, digits, _, - and .", nil)
+		s.release(tc)
+		return
+	}
+	tc.tool = name
+	tc.span.SetAttributes(attribute.String(AttrTool, name))
+	rule, listed := e.set.Tools[name]
+	if !listed {
+		if e.forwardUnlisted() {
+			s.release(tc)
+			s.forward(tc.line, tc.msg)
+			return
+		}
+		s.refuse(tc, refusal{action: ActionUnlisted, reason: "other", refused: CodeUnlisted, codes: []string{CodeUnlisted},
+			why: "no rule in the executor's settings names the tool " + quote(name)})
+		return
+	}
+	tc.action = rule.Action
+	amt, err := readAmount(rule.Amount, args)
+	if err != nil {
+		ae := err.(*amountError)
+		s.refuse(tc, refusal{action: rule.Action, reason: "other", refused: ae.code, codes: []string{ae.code}, why: ae.why})
+		return
+	}
+	tc.amount = amt
+	if e.rules != nil {
+		if cr := e.rules.Judge(name, args); cr != nil {
+			s.refuse(tc, refusal{action: rule.Action, amount: amt, reason: "other", refused: cr.Code, codes: []string{cr.Code},
+				rule: cr.Rule, why: "content rule " + quote(cr.Rule) + ": " + cr.Why})
+			return
+		}
+	}
+	argDoc := args
+	if argDoc == nil {
+		argDoc = []byte("{}")
+	}
+	argFP, err := canon.JCSFingerprint(argDoc)
+	if err != nil {
+		s.refuse(tc, refusal{action: rule.Action, amount: amt, reason: "other", refused: CodeArgumentsUnreadable,
+			codes: []string{CodeArgumentsUnreadable}, why: "the arguments cannot be written in the one form of RFC 8785"})
+		return
+	}
+	tc.details = []detail{
+		{Name: LabelArguments, SHA256: argFP},
+		textDetail(LabelToolName, name),
+		textDetail(LabelCall, tc.ourID),
+		textDetail(LabelRequestID, tc.ourID),
+	}
+	if tid := traceID(meta); tid != "" {
+		tc.details = append(tc.details, textDetail(LabelTraceID, tid))
+	}
+	if e.rulesFP != "" {
+		tc.details = append(tc.details, detail{Name: LabelRules, SHA256: e.rulesFP})
+	}
+
+	// The check before acting, the copy and the send order: one call at a
+	// time across every session.
+	e.admitMu.Lock()
+	if e.stopped.Load() {
+		e.admitMu.Unlock()
+		s.replyError(tc.clientID, wire.CodeNotTaken, "not taken: "+ErrStopped.Error(), nil)
+		s.release(tc)
+		return
+	}
+	tc.when = e.stubTime()
+	p := book.Proposal{Slip: e.slipFP, Action: tc.action, With: e.set.Service, Details: bookDetails(tc.details), When: tc.when}
+	if amt != nil {
+		p.Amount = &book.Amount{Unit: amt.Unit, Value: amt.Value}
+	}
+	h, d := e.ledger.Reserve(p)
+	if !d.Allowed {
+		e.admitMu.Unlock()
+		s.refuse(tc, refusal{action: tc.action, amount: amt, reason: d.Reason(), codes: decisionCodes(d), why: slipWhy(d)})
+		return
+	}
+	tc.hold = h
+	sent := copylog.Line{Kind: copylog.KindSent, When: tc.when, Call: tc.ourID, Tool: name, Action: tc.action,
+		Slip: e.slipFP, RequestID: tc.ourID, Details: copyDetails(tc.details)}
+	if amt != nil {
+		sent.Amount = &copylog.Amount{Unit: amt.Unit, Value: amt.Value}
+	}
+	if err := e.copy.Append(sent); err != nil {
+		h.Release()
+		e.admitMu.Unlock()
+		e.stop("the copy could not be written: " + err.Error())
+		s.replyError(tc.clientID, wire.CodeNotTaken, "not taken: the executor could not record the call", nil)
+		s.release(tc)
+		return
+	}
+	s.mu.Lock()
+	withdrawn := tc.state == stateWithdrawn
+	tc.state = stateSent
+	if !withdrawn && !s.serverGone {
+		s.calls[tc.ourID] = tc
+	}
+	gone = s.serverGone
+	s.mu.Unlock()
+	e.scribeQ <- tc
+	e.admitMu.Unlock()
+
+	switch {
+	case withdrawn:
+		tc.finish(outcome{kind: outCancelled})
+		return
+	case gone:
+		tc.finish(outcome{kind: outServerExit})
+		return
+	}
+	out := wire.SpliceID(tc.line, tc.msg.IDSpan, jsonString(tc.ourID))
+	if e.set.CallIDInMeta {
+		m2, err := wire.Inspect(out)
+		if err == nil {
+			if withMeta, err := wire.SetMeta(out, m2.ParamsSpan, MetaCallID, tc.ourID); err == nil {
+				out = withMeta
+			}
+		}
+	}
+	tc.timer = time.AfterFunc(e.set.Timeout, func() {
+		if tc.finish(outcome{kind: outTimeout}) {
+			s.sendCancelled(tc.ourID, "the executor's time for this call ran out")
+		}
+	})
+	s.toServer(out)
+}
+
+// Names the executor writes into _meta and codes it gives its own refusals.
+const (
+	MetaCallID  = "red.prova/call-id"
+	MetaRefused = "red.prova/refused"
+	MetaCodes   = "red.prova/codes"
+	MetaDenial  = "red.prova/denial"
+	MetaRule    = "red.prova/rule"
+
+	ActionUnlisted          = "executor.unlisted"
+	CodeUnlisted            = "unlisted"
+	CodeArgumentsUnreadable = "arguments-unreadable"
+)
+
+// AttrCallID and AttrTool are the attributes of a tool call's span.
+const (
+	AttrCallID = "mcp_executor.call_id"
+	AttrTool   = "mcp_executor.tool"
+)
+
+func (e *Executor) forwardUnlisted() bool { return e.set.Unlisted == "forward" }
+
+// callParams reads a tools/call's name, arguments (raw, nil when absent) and
+// _meta.traceparent.
+func callParams(m *wire.Message) (name string, args []byte, traceparent string, ok bool) {
+	if m.Params == nil || m.Params[0] != '{' {
+		return "", nil, "", false
+	}
+	v, found, err := wire.Pointer(m.Params, "/name")
+	if err != nil || !found {
+		return "", nil, "", false
+	}
+	name, ok = unquoteID(v)
+	if !ok {
+		return "", nil, "", false
+	}
+	if a, found, err := wire.Pointer(m.Params, "/arguments"); err == nil && found {
+		args = a
+	}
+	if tp, found, err := wire.Pointer(m.Params, "/_meta/traceparent"); err == nil && found {
+		traceparent, _ = unquoteID(tp)
+	}
+	return name, args, traceparent, true
+}
+
+func bookDetails(ds []detail) []book.Detail {
+	out := make([]book.Detail, len(ds))
+	for i, d := range ds {
+		out[i] = book.Detail{Name: d.Name, SHA256: d.SHA256}
+	}
+	return out
+}
+
+func copyDetails(ds []detail) []copylog.Detail {
+	out := make([]copylog.Detail, len(ds))
+	for i, d := range ds {
+		out[i] = copylog.Detail{Name: d.Name, SHA256: d.SHA256}
+	}
+	return out
+}
+
+// appendCopy writes a line to the copy; a failure stops the executor.
+func (s *Session) appendCopy(ln copylog.Line) {
+	if err := s.e.copy.Append(ln); err != nil {
+		s.e.stop("the copy could not be written: " + err.Error())
+	}
+}
+
+// logCall logs a call's end without any argument value.
+func (s *Session) logCall(tc *toolCall, what string, attrs ...slog.Attr) {
+	attrs = append([]slog.Attr{slog.String("call", tc.ourID), slog.String("tool", tc.tool)}, attrs...)
+	s.log.LogAttrs(tc.ctx, slog.LevelInfo, what, attrs...)
+}

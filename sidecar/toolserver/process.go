@@ -1,0 +1,386 @@
+package toolserver
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Spec says what to start.
+type Spec struct {
+	Command string   // an absolute or relative path, or a bare name looked up in Path
+	Args    []string // arguments after the command
+	Dir     string   // working folder; "" for the executor's own
+	// Path is the folders a bare Command is looked up in. Empty means the
+	// executor's own PATH, and Start returns a warning.
+	Path []string
+	// Env holds the server's variables with their values already read.
+	Env map[string]string
+	// PassEnv names variables copied from the executor's environment when
+	// present there. Env wins over PassEnv.
+	PassEnv []string
+	// Stderr receives the server's stderr, line by line, each prefixed with
+	// StderrPrefix. nil discards it (it is still read).
+	Stderr io.Writer
+	// ShutdownWait is how long Stop waits after closing stdin.
+	ShutdownWait time.Duration
+	// TermWait is how long Stop waits after SIGTERM; 0 means DefaultTermWait.
+	TermWait time.Duration
+}
+
+const (
+	// StderrPrefix begins every line copied from the server's stderr.
+	StderrPrefix = "[server] "
+	// MaxStderrLine is the most bytes of one stderr line copied; the rest of
+	// the line is dropped and the copy ends with CutMark.
+	MaxStderrLine = 16 << 10
+	// CutMark ends a stderr line that was cut.
+	CutMark = " [cut]"
+	// DefaultTermWait is how long Stop waits after SIGTERM before SIGKILL.
+	DefaultTermWait = 2 * time.Second
+)
+
+// Process is a running tool server.
+type Process struct {
+	// Stdin is the server's input; Stop closes it.
+	Stdin io.WriteCloser
+	// Stdout is the server's output. The caller reads it until EOF.
+	Stdout io.ReadCloser
+	// Warnings holds what the caller should log (such as a command found
+	// through the executor's own PATH).
+	Warnings []string
+	// Path is the program that was started.
+	Path string
+
+	cmd      *exec.Cmd
+	pgid     int
+	termWait time.Duration
+	wait     time.Duration
+	done     chan struct{}
+	code     int
+	waitErr  error
+	stderrCh chan struct{}
+	stderrR  *os.File
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// Environ builds the server's environment: Env, then each PassEnv variable
+// present in environ (KEY=VALUE entries, such as os.Environ()) and not in
+// Env. The result is sorted by name.
+func Environ(env map[string]string, passEnv []string, environ []string) []string {
+	out := make(map[string]string, len(env)+len(passEnv))
+	have := make(map[string]string, len(environ))
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			if _, dup := have[k]; !dup {
+				have[k] = v
+			}
+		}
+	}
+	for _, k := range passEnv {
+		if v, ok := have[k]; ok {
+			out[k] = v
+		}
+	}
+	for k, v := range env {
+		out[k] = v
+	}
+	list := make([]string, 0, len(out))
+	for k, v := range out {
+		list = append(list, k+"="+v)
+	}
+	sort.Strings(list)
+	return list
+}
+
+// Lookup finds the program to start. A command with a path separator is
+// taken as it is (made absolute against dir when relative). A bare name is
+// looked up in path, or, when path is empty, in the executor's own PATH with
+// a warning. A program not found is an error naming the command.
+func Lookup(command string, path []string, dir string) (program, warning string, err error) {
+	if command == "" {
+		return "", "", errors.New("tool server: no command")
+	}
+	if strings.ContainsRune(command, os.PathSeparator) {
+		program = command
+		if !filepath.IsAbs(program) && dir != "" {
+			program = filepath.Join(dir, program)
+		}
+		if err := executable(program); err != nil {
+			return "", "", fmt.Errorf("tool server command %q: %w", command, err)
+		}
+		return program, "", nil
+	}
+	if len(path) == 0 {
+		p, err := exec.LookPath(command)
+		if err != nil {
+			return "", "", fmt.Errorf("tool server command %q not found in the executor's PATH", command)
+		}
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return "", "", fmt.Errorf("tool server command %q: %w", command, err)
+		}
+		return abs, fmt.Sprintf("tool server command %q was found through the executor's own PATH (%s), which the agent's client sets; name it by its path or set server.path", command, abs), nil
+	}
+	for _, folder := range path {
+		p := filepath.Join(folder, command)
+		if executable(p) == nil {
+			return p, "", nil
+		}
+	}
+	return "", "", fmt.Errorf("tool server command %q not found in server.path", command)
+}
+
+func executable(p string) error {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		return errors.New("is a folder")
+	}
+	if fi.Mode()&0o111 == 0 {
+		return errors.New("not executable")
+	}
+	return nil
+}
+
+// Start starts the server described by spec. When ctx ends the server is
+// stopped as by Stop with no wait (like exec.CommandContext): pass the
+// session's context, not a start-up timeout.
+func Start(ctx context.Context, spec Spec) (*Process, error) {
+	program, warning, err := Lookup(spec.Command, spec.Path, spec.Dir)
+	if err != nil {
+		return nil, err
+	}
+	cmd := &exec.Cmd{
+		Path: program,
+		Args: append([]string{spec.Command}, spec.Args...),
+		Dir:  spec.Dir,
+		Env:  Environ(spec.Env, spec.PassEnv, os.Environ()),
+	}
+	cmd.SysProcAttr = sysProcAttr()
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("tool server pipes: %w", err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW)
+		return nil, fmt.Errorf("tool server pipes: %w", err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW, outR, outW)
+		return nil, fmt.Errorf("tool server pipes: %w", err)
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	if err := cmd.Start(); err != nil {
+		closeAll(inR, inW, outR, outW, errR, errW)
+		return nil, fmt.Errorf("starting tool server %q: %w", spec.Command, err)
+	}
+	closeAll(inR, outW, errW)
+	p := &Process{
+		Stdin:    inW,
+		Stdout:   outR,
+		Path:     program,
+		cmd:      cmd,
+		pgid:     cmd.Process.Pid,
+		termWait: spec.TermWait,
+		wait:     spec.ShutdownWait,
+		done:     make(chan struct{}),
+		stderrCh: make(chan struct{}),
+		stderrR:  errR,
+	}
+	if p.termWait <= 0 {
+		p.termWait = DefaultTermWait
+	}
+	if warning != "" {
+		p.Warnings = append(p.Warnings, warning)
+	}
+	go func() {
+		defer close(p.stderrCh)
+		copyStderr(spec.Stderr, errR)
+	}()
+	go func() {
+		err := cmd.Wait()
+		p.code, p.waitErr = exitCode(cmd.ProcessState, err)
+		close(p.done)
+	}()
+	if ctx.Done() != nil {
+		go func() {
+			select {
+			case <-ctx.Done():
+				p.kill()
+			case <-p.done:
+			}
+		}()
+	}
+	return p, nil
+}
+
+func closeAll(fs ...*os.File) {
+	for _, f := range fs {
+		f.Close()
+	}
+}
+
+func exitCode(st *os.ProcessState, err error) (int, error) {
+	if st == nil {
+		return -1, err
+	}
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal()), nil
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return st.ExitCode(), nil
+	}
+	return st.ExitCode(), err
+}
+
+// Pid is the server's process id (and its process group id).
+func (p *Process) Pid() int { return p.pgid }
+
+// Done is closed when the server has exited.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Wait waits for the server to exit and gives its exit code: the code it
+// exited with, or 128+N when signal N ended it. err is set only when the
+// exit could not be read.
+func (p *Process) Wait() (int, error) {
+	<-p.done
+	return p.code, p.waitErr
+}
+
+// Stop ends the server: it closes stdin, waits up to ShutdownWait for the
+// server to exit, then sends SIGTERM to its process group, waits up to
+// TermWait, and sends SIGKILL. Whatever is left of the group (grandchildren)
+// is killed once the server has exited. When ctx ends first the waits are
+// cut short and the group is killed. Stop returns when the server has exited;
+// it is safe to call more than once.
+func (p *Process) Stop(ctx context.Context) error {
+	p.stopOnce.Do(func() { p.stopErr = p.stop(ctx) })
+	return p.stopErr
+}
+
+func (p *Process) stop(ctx context.Context) error {
+	p.Stdin.Close()
+	if !p.waitFor(ctx, p.wait) {
+		p.signalGroup(syscall.SIGTERM)
+		if !p.waitFor(ctx, p.termWait) {
+			p.signalGroup(syscall.SIGKILL)
+			<-p.done
+		}
+	}
+	p.signalGroup(syscall.SIGKILL)
+	p.finishStderr()
+	_, err := p.Wait()
+	return err
+}
+
+// kill ends the group at once (context ended).
+func (p *Process) kill() {
+	p.signalGroup(syscall.SIGKILL)
+	<-p.done
+	p.finishStderr()
+}
+
+// waitFor waits up to d for the exit; false when the server still runs.
+func (p *Process) waitFor(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		select {
+		case <-p.done:
+			return true
+		default:
+			return false
+		}
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.done:
+		return true
+	case <-t.C:
+		return false
+	case <-ctx.Done():
+		select {
+		case <-p.done:
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+func (p *Process) signalGroup(sig syscall.Signal) {
+	_ = syscall.Kill(-p.pgid, sig) // ESRCH: the group is gone
+}
+
+// finishStderr waits briefly for the stderr copy to reach EOF, then closes
+// the read end so that a descendant that escaped the group cannot hold the
+// copier forever.
+func (p *Process) finishStderr() {
+	t := time.NewTimer(500 * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-p.stderrCh:
+	case <-t.C:
+		p.stderrR.Close()
+		<-p.stderrCh
+	}
+}
+
+// copyStderr copies r to w line by line with StderrPrefix, each line cut at
+// MaxStderrLine bytes. Write errors stop the copy to w but r is still read.
+func copyStderr(w io.Writer, r io.Reader) {
+	br := bufio.NewReaderSize(r, 4096)
+	line := make([]byte, 0, 256)
+	cut := false
+	flush := func() {
+		if w != nil {
+			out := append([]byte(StderrPrefix), line...)
+			if cut {
+				out = append(out, CutMark...)
+			}
+			out = append(out, '\n')
+			if _, err := w.Write(out); err != nil {
+				w = nil
+			}
+		}
+		line, cut = line[:0], false
+	}
+	for {
+		chunk, err := br.ReadSlice('\n')
+		data := chunk
+		if err == nil {
+			data = chunk[:len(chunk)-1]
+		}
+		if room := MaxStderrLine - len(line); len(data) > room {
+			data, cut = data[:room], true
+		}
+		line = append(line, data...)
+		if err == nil {
+			flush()
+			continue
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if len(line) > 0 || cut {
+			flush()
+		}
+		return
+	}
+}

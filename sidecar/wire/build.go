@@ -1,0 +1,90 @@
+package wire
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
+
+// NotTakenPrefix begins the text of every tool error the executor writes
+// itself for a call it did not send on.
+const NotTakenPrefix = "Not taken by the executor: "
+
+// ErrorLine builds a JSON-RPC error response (without LF) of the executor's
+// own. id is the raw id as the client wrote it (nil writes null); data is a
+// raw JSON value or nil for none. message should be short, lowercase prose
+// with no secret and no argument value.
+func ErrorLine(id []byte, code int, message string, data []byte) []byte {
+	out := make([]byte, 0, 96+len(message)+len(data))
+	out = append(out, `{"jsonrpc":"2.0","id":`...)
+	if id == nil {
+		out = append(out, "null"...)
+	} else {
+		out = append(out, id...)
+	}
+	out = append(out, `,"error":{"code":`...)
+	out = strconv.AppendInt(out, int64(code), 10)
+	out = append(out, `,"message":`...)
+	out = appendString(out, message)
+	if data != nil {
+		out = append(out, `,"data":`...)
+		out = append(out, data...)
+	}
+	return append(out, "}}"...)
+}
+
+// ResultLine builds a JSON-RPC response (without LF) carrying the raw result.
+func ResultLine(id []byte, result []byte) []byte {
+	out := make([]byte, 0, 40+len(id)+len(result))
+	out = append(out, `{"jsonrpc":"2.0","id":`...)
+	if id == nil {
+		out = append(out, "null"...)
+	} else {
+		out = append(out, id...)
+	}
+	out = append(out, `,"result":`...)
+	out = append(out, result...)
+	return append(out, '}')
+}
+
+// ToolErrorResult builds the result of a tool call the executor did not send:
+// {"content":[{"type":"text","text":NotTakenPrefix+reason}],"isError":true,"_meta":meta}.
+// meta values must be JSON-encodable (strings, lists of strings, numbers);
+// the members come out sorted by name. A nil or empty meta leaves _meta out.
+func ToolErrorResult(reason string, meta map[string]any) ([]byte, error) {
+	out := []byte(`{"content":[{"type":"text","text":`)
+	out = appendString(out, NotTakenPrefix+reason)
+	out = append(out, `}],"isError":true`...)
+	if len(meta) > 0 {
+		m, err := marshalNoEscape(meta)
+		if err != nil {
+			return nil, fmt.Errorf("tool error _meta: %w", err)
+		}
+		out = append(out, `,"_meta":`...)
+		out = append(out, m...)
+	}
+	return append(out, '}'), nil
+}
+
+func marshalNoEscape(v any) ([]byte, error) {
+	var buf jsonBuffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.b[:len(buf.b)-1], nil // Encode ends with '\n'
+}
+
+type jsonBuffer struct{ b []byte }
+
+func (j *jsonBuffer) Write(p []byte) (int, error) { j.b = append(j.b, p...); return len(p), nil }
+
+// Meta keys the executor writes into a tool error's _meta.
+const (
+	MetaRefused = "red.prova/refused" // why: "not-in-slip", "content-rule", "unlisted", ...
+	MetaCodes   = "red.prova/codes"   // the check before acting's codes, a list
+	MetaDenial  = "red.prova/denial"  // the denial's fingerprint
+	MetaRule    = "red.prova/rule"    // the content rule's name
+	MetaCallID  = "red.prova/call-id" // params._meta key carrying the executor's call id
+)

@@ -1,0 +1,238 @@
+package wire
+
+import (
+	"bytes"
+	"unicode/utf8"
+)
+
+// JSON-RPC error codes the executor answers with.
+const (
+	CodeParse          = -32700 // not UTF-8, not JSON
+	CodeInvalidRequest = -32600 // JSON, but not an acceptable message
+	CodeInvalidParams  = -32602 // e.g. a tool name out of form
+	CodeNotTaken       = 1001   // the call was not taken: not recorded, stopping, too many waiting
+	CodeNoAnswer       = 1002   // no answer: timeout, cancellation, server ended
+)
+
+// Span is a byte range [Start, End) in a line. The zero Span means absent:
+// every JSON value is at least one byte long.
+type Span struct{ Start, End int }
+
+// Present reports whether the span covers a value.
+func (s Span) Present() bool { return s.End > s.Start }
+
+// Kind is what a message is.
+type Kind int
+
+const (
+	KindRequest      Kind = iota + 1 // method and id
+	KindNotification                 // method, no id
+	KindResponse                     // id and result or error
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindRequest:
+		return "request"
+	case KindNotification:
+		return "notification"
+	case KindResponse:
+		return "response"
+	}
+	return "unknown"
+}
+
+// Fault says why a line is not an acceptable message.
+type Fault int
+
+const (
+	FaultNotUTF8    Fault = iota + 1 // -32700
+	FaultNotJSON                     // -32700 (also: nesting deeper than 10000)
+	FaultTooLong                     // over MaxLine; -32600
+	FaultBatch                       // a JSON array; -32600
+	FaultNotObject                   // a bare value; -32600
+	FaultDuplicate                   // a member name given twice; -32600
+	FaultBigNumber                   // a number beyond 2^53−1; -32600
+	FaultNotMessage                  // JSON-RPC shape: version, id, method, result/error; -32600
+)
+
+// Error is a line that is not an acceptable message. ID and IDSpan are set
+// when the line is one JSON object whose top level names "id" exactly once,
+// as a string, number or null, so that an answer can still be matched.
+type Error struct {
+	Code   int
+	Fault  Fault
+	Reason string
+	ID     []byte
+	IDSpan Span
+}
+
+func (e *Error) Error() string { return "json-rpc line: " + e.Reason }
+
+// Message is an accepted line. The byte slices alias the line.
+type Message struct {
+	Kind   Kind
+	Method string // decoded; requests and notifications
+
+	ID     []byte // raw id as written; nil for a notification
+	IDSpan Span
+
+	Params     []byte // raw params; nil when absent
+	ParamsSpan Span
+	Result     []byte
+	ResultSpan Span
+	Error      []byte
+	ErrorSpan  Span
+
+	// End is the index of the line's closing '}' of the outer object.
+	End int
+}
+
+// IDIsNull reports whether the id is JSON null (only in an error response).
+func (m *Message) IDIsNull() bool { return string(m.ID) == "null" }
+
+type topMember struct {
+	count    int
+	nameAt   int
+	val      Span
+	hasValue bool
+}
+
+// Inspect checks one line (without its LF) and returns what it is. It
+// never modifies line. A fault is an *Error.
+func Inspect(line []byte) (*Message, error) {
+	if len(line) > MaxLine {
+		return nil, &Error{Code: CodeInvalidRequest, Fault: FaultTooLong, Reason: "line longer than 16 MiB"}
+	}
+	if !utf8.Valid(line) {
+		return nil, &Error{Code: CodeParse, Fault: FaultNotUTF8, Reason: "not UTF-8"}
+	}
+	var tops [6]topMember // jsonrpc, id, method, params, result, error
+	c := checker{check: true}
+	c.top = func(name []byte, nameStart, vs, ve int) {
+		k := topIndex(name)
+		if k < 0 {
+			return
+		}
+		t := &tops[k]
+		t.count++
+		t.nameAt = nameStart
+		t.val = Span{vs, ve}
+	}
+	start := skipWS(line, 0)
+	end, err := c.value(line, start, 0)
+	if err == nil && skipWS(line, end) != len(line) {
+		err = errAt(end, "more after the value")
+	}
+	if err != nil {
+		return nil, &Error{Code: CodeParse, Fault: FaultNotJSON, Reason: "not JSON: " + err.Error()}
+	}
+	switch line[start] {
+	case '{':
+	case '[':
+		return nil, &Error{Code: CodeInvalidRequest, Fault: FaultBatch, Reason: "a batch (JSON array) is not accepted"}
+	default:
+		return nil, &Error{Code: CodeInvalidRequest, Fault: FaultNotObject, Reason: "not a JSON object"}
+	}
+	fail := func(f Fault, reason string) (*Message, error) {
+		e := &Error{Code: CodeInvalidRequest, Fault: f, Reason: reason}
+		if id := tops[1]; id.count == 1 {
+			v := line[id.val.Start:id.val.End]
+			if v[0] == '"' || v[0] == '-' || (v[0] >= '0' && v[0] <= '9') || string(v) == "null" {
+				e.ID, e.IDSpan = v, id.val
+			}
+		}
+		return nil, e
+	}
+	if c.fault != 0 {
+		return fail(c.fault, c.reason)
+	}
+	m := &Message{End: end - 1}
+	val := func(k int) ([]byte, Span) {
+		if tops[k].count == 0 {
+			return nil, Span{}
+		}
+		return line[tops[k].val.Start:tops[k].val.End], tops[k].val
+	}
+	ver, _ := val(0)
+	if ver == nil || !bytes.Equal(ver, []byte(`"2.0"`)) && !(ver[0] == '"' && string(decodeString(ver[1:len(ver)-1])) == "2.0") {
+		return fail(FaultNotMessage, `"jsonrpc" must be "2.0"`)
+	}
+	m.ID, m.IDSpan = val(1)
+	method, _ := val(2)
+	m.Params, m.ParamsSpan = val(3)
+	m.Result, m.ResultSpan = val(4)
+	m.Error, m.ErrorSpan = val(5)
+	if method != nil {
+		if method[0] != '"' {
+			return fail(FaultNotMessage, `"method" must be a string`)
+		}
+		m.Method = string(decodeString(method[1 : len(method)-1]))
+		if m.Result != nil || m.Error != nil {
+			return fail(FaultNotMessage, `a request names "result" or "error"`)
+		}
+		if m.Params != nil && m.Params[0] != '{' && m.Params[0] != '[' {
+			return fail(FaultNotMessage, `"params" must be an object or an array`)
+		}
+		if m.ID == nil {
+			m.Kind = KindNotification
+			return m, nil
+		}
+		if !idForm(m.ID) {
+			return fail(FaultNotMessage, `"id" must be a string or a whole number`)
+		}
+		m.Kind = KindRequest
+		return m, nil
+	}
+	m.Kind = KindResponse
+	if m.ID == nil {
+		return fail(FaultNotMessage, `a message with neither "method" nor "id"`)
+	}
+	if m.Params != nil {
+		return fail(FaultNotMessage, `a response names "params"`)
+	}
+	if (m.Result == nil) == (m.Error == nil) {
+		return fail(FaultNotMessage, `a response must name exactly one of "result" and "error"`)
+	}
+	if m.Error != nil && m.Error[0] != '{' {
+		return fail(FaultNotMessage, `"error" must be an object`)
+	}
+	if !idForm(m.ID) && !(m.IDIsNull() && m.Error != nil) {
+		return fail(FaultNotMessage, `"id" must be a string or a whole number`)
+	}
+	return m, nil
+}
+
+func topIndex(name []byte) int {
+	switch string(name) {
+	case "jsonrpc":
+		return 0
+	case "id":
+		return 1
+	case "method":
+		return 2
+	case "params":
+		return 3
+	case "result":
+		return 4
+	case "error":
+		return 5
+	}
+	return -1
+}
+
+// idForm: a string, or plain digits without a leading zero, at most MaxSafeInt.
+func idForm(v []byte) bool {
+	if v[0] == '"' {
+		return true
+	}
+	if len(v) > 1 && v[0] == '0' {
+		return false
+	}
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return !beyondSafe(v)
+}

@@ -1,0 +1,235 @@
+package wire
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unicode"
+)
+
+// ErrBadPointer is returned for a JSON Pointer that is not in RFC 6901 form.
+var ErrBadPointer = errors.New("not a JSON pointer")
+
+// CheckPointer reports whether ptr is an RFC 6901 JSON Pointer: empty, or
+// "/"-separated tokens in which "~" appears only as "~0" or "~1".
+func CheckPointer(ptr string) error {
+	if ptr == "" {
+		return nil
+	}
+	if ptr[0] != '/' {
+		return ErrBadPointer
+	}
+	for i := 0; i < len(ptr); i++ {
+		if ptr[i] == '~' && (i+1 >= len(ptr) || (ptr[i+1] != '0' && ptr[i+1] != '1')) {
+			return ErrBadPointer
+		}
+	}
+	return nil
+}
+
+// Pointer finds the value at the RFC 6901 pointer ptr in the JSON value raw
+// and returns its bytes as written. found is false when nothing is there
+// (a missing member, an index out of range or "-", a step into a scalar).
+// err is for a malformed pointer or raw that is not JSON. When a member is
+// named twice the first one is taken; lines reaching here have passed
+// [Inspect], which refuses that.
+func Pointer(raw []byte, ptr string) (value []byte, found bool, err error) {
+	if err := CheckPointer(ptr); err != nil {
+		return nil, false, err
+	}
+	start, end, err := wholeValue(raw)
+	if err != nil {
+		return nil, false, fmt.Errorf("pointer: %w", err)
+	}
+	if ptr == "" {
+		return raw[start:end], true, nil
+	}
+	cur := Span{start, end}
+	for _, tok := range strings.Split(ptr[1:], "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		var next Span
+		switch raw[cur.Start] {
+		case '{':
+			_, err = eachMember(raw[:cur.End], cur.Start, func(name []byte, _, vs, ve int) bool {
+				if string(name) == tok {
+					next = Span{vs, ve}
+					return false
+				}
+				return true
+			})
+		case '[':
+			idx, ok := arrayIndex(tok)
+			if !ok {
+				return nil, false, nil
+			}
+			n := 0
+			_, err = eachElement(raw[:cur.End], cur.Start, func(_, vs, ve int) {
+				if n == idx {
+					next = Span{vs, ve}
+				}
+				n++
+			})
+		default:
+			return nil, false, nil
+		}
+		if err != nil {
+			return nil, false, fmt.Errorf("pointer: %w", err)
+		}
+		if !next.Present() {
+			return nil, false, nil
+		}
+		cur = next
+	}
+	return raw[cur.Start:cur.End], true, nil
+}
+
+func arrayIndex(tok string) (int, bool) {
+	if tok == "" || len(tok) > 9 || (len(tok) > 1 && tok[0] == '0') {
+		return 0, false
+	}
+	n := 0
+	for _, c := range []byte(tok) {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
+
+// WholeNumber reads raw (a JSON value, whitespace around it allowed) as a
+// whole number from 0 to 2^53−1. A number written with a fraction or an
+// exponent is accepted when its value is whole (2.0, 5e2); a negative sign
+// (even -0), a fraction, a larger number, a string or any other value is
+// refused.
+func WholeNumber(raw []byte) (int64, error) {
+	start, end, err := wholeValue(raw)
+	if err != nil {
+		return 0, fmt.Errorf("whole number: %w", err)
+	}
+	tok := raw[start:end]
+	if tok[0] != '-' && (tok[0] < '0' || tok[0] > '9') {
+		return 0, errors.New("not a number")
+	}
+	if tok[0] == '-' {
+		return 0, errors.New("a negative number")
+	}
+	d := readDecimal(tok)
+	if !d.integer() {
+		return 0, errors.New("not a whole number")
+	}
+	if d.beyond() {
+		return 0, errors.New("a number beyond 2^53-1")
+	}
+	if d.zero() {
+		return 0, nil
+	}
+	return d.value(), nil
+}
+
+// ListLength gives the number of elements of the JSON array raw.
+func ListLength(raw []byte) (int, error) {
+	start, end, err := wholeValue(raw)
+	if err != nil {
+		return 0, fmt.Errorf("list length: %w", err)
+	}
+	if raw[start] != '[' {
+		return 0, errors.New("not a list")
+	}
+	n := 0
+	if _, err := eachElement(raw[:end], start, func(_, _, _ int) { n++ }); err != nil {
+		return 0, fmt.Errorf("list length: %w", err)
+	}
+	return n, nil
+}
+
+// FoldedDuplicate looks in every object of the JSON value raw for two member
+// names that are equal under Unicode simple case folding (strings.EqualFold:
+// "total" and "TOTAL"; exact repeats count too). It returns the JSON Pointer
+// of the later of the two members. Raw that is not JSON reports nothing
+// found; check it with [Inspect] or [Pointer] first. The path holds member
+// names from the document: do not log it where argument contents may not go.
+func FoldedDuplicate(raw []byte) (path string, found bool) {
+	start, _, err := wholeValue(raw)
+	if err != nil {
+		return "", false
+	}
+	return foldedIn(raw, start, "", 0)
+}
+
+func foldedIn(raw []byte, at int, path string, depth int) (string, bool) {
+	if depth > maxDepth {
+		return "", false
+	}
+	var hit string
+	var found bool
+	switch raw[at] {
+	case '{':
+		var names []string
+		var keys map[string]struct{}
+		eachMember(raw, at, func(name []byte, _, vs, _ int) bool {
+			n := string(name)
+			here := path + "/" + escapeToken(n)
+			if keys == nil && len(names) < linearNames {
+				for _, m := range names {
+					if strings.EqualFold(m, n) {
+						hit, found = here, true
+						return false
+					}
+				}
+				names = append(names, n)
+			} else {
+				if keys == nil {
+					keys = make(map[string]struct{}, 2*linearNames)
+					for _, m := range names {
+						keys[foldKey(m)] = struct{}{}
+					}
+				}
+				k := foldKey(n)
+				if _, dup := keys[k]; dup {
+					hit, found = here, true
+					return false
+				}
+				keys[k] = struct{}{}
+			}
+			if p, ok := foldedIn(raw, vs, here, depth+1); ok {
+				hit, found = p, true
+				return false
+			}
+			return true
+		})
+	case '[':
+		i := 0
+		eachElement(raw, at, func(_, vs, _ int) {
+			if !found {
+				if p, ok := foldedIn(raw, vs, fmt.Sprintf("%s/%d", path, i), depth+1); ok {
+					hit, found = p, true
+				}
+			}
+			i++
+		})
+	}
+	return hit, found
+}
+
+// foldKey maps each rune to the smallest rune of its simple-folding orbit,
+// so that two strings have one key exactly when strings.EqualFold holds.
+func foldKey(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		m := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			if f < m {
+				m = f
+			}
+		}
+		b.WriteRune(m)
+	}
+	return b.String()
+}
+
+func escapeToken(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
+
+func equalFold(a, b string) bool { return strings.EqualFold(a, b) }
