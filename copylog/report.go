@@ -147,19 +147,22 @@ func (r Report) Summary() string {
 	if !r.OK() {
 		verdict = "FAIL"
 	}
-	parts := []string{fmt.Sprintf("%d calls", r.Calls), fmt.Sprintf("%d match", len(r.Matches))}
-	add := func(n int, what string) {
-		if n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, what))
+	parts := []string{calls(r.Calls), fmt.Sprintf("%d match", len(r.Matches))}
+	add := func(n int, one, many string) {
+		switch {
+		case n == 1:
+			parts = append(parts, "1 "+one)
+		case n > 1:
+			parts = append(parts, fmt.Sprintf("%d %s", n, many))
 		}
 	}
-	add(len(r.Missing), "missing")
-	add(len(r.Differs), "differs")
-	add(len(r.NotWritten), "not written")
-	add(len(r.SentWithoutReceipt), "sent without receipt")
-	add(len(r.UnknownReceipts), "unknown receipts")
-	add(len(r.MissingDenials), "denials missing")
-	add(len(r.WithoutRules), "without rules")
+	add(len(r.Missing), "missing", "missing")
+	add(len(r.Differs), "differs", "differ")
+	add(len(r.NotWritten), "not written", "not written")
+	add(len(r.SentWithoutReceipt), "sent without receipt", "sent without receipt")
+	add(len(r.UnknownReceipts), "unknown receipt", "unknown receipts")
+	add(len(r.MissingDenials), "denial missing", "denials missing")
+	add(len(r.WithoutRules), "without rules", "without rules")
 	copyState := "copy ok"
 	if r.CopyError != "" {
 		copyState = "copy unreadable"
@@ -167,13 +170,27 @@ func (r Report) Summary() string {
 	bookState := "book intact"
 	switch {
 	case !r.BookIntact && r.BookProblems > 0:
-		bookState = fmt.Sprintf("book not intact, %d problems", r.BookProblems)
+		bookState = "book not intact, " + problems(r.BookProblems)
 	case !r.BookIntact:
 		bookState = "book not intact"
 	case r.BookProblems > 0:
-		bookState = fmt.Sprintf("book has %d problems", r.BookProblems)
+		bookState = "book has " + problems(r.BookProblems)
 	}
 	return fmt.Sprintf("compare: %s %s; %s; %s", verdict, strings.Join(parts, ", "), copyState, bookState)
+}
+
+func calls(n int) string {
+	if n == 1 {
+		return "1 call"
+	}
+	return fmt.Sprintf("%d calls", n)
+}
+
+func problems(n int) string {
+	if n == 1 {
+		return "1 problem"
+	}
+	return fmt.Sprintf("%d problems", n)
 }
 
 // WriteText writes the human report: the summary line, then one line per

@@ -49,8 +49,10 @@ func TestVerifyFindsTampering(t *testing.T) {
 		want     string // the exact error text
 	}{
 		{
-			name:     "a byte changed",
-			data:     func(l [][]byte) []byte { return join(l[0], l[1], bytes.Replace(l[2], []byte("call-1"), []byte("call-9"), 1), l[3]) },
+			name: "a byte changed",
+			data: func(l [][]byte) []byte {
+				return join(l[0], l[1], bytes.Replace(l[2], []byte("call-1"), []byte("call-9"), 1), l[3])
+			},
 			sentinel: ErrTampered,
 			want:     `copy line 3: the tag does not check under the copy key: the line was changed (it names executor "executor for the files server")`,
 		},
@@ -61,8 +63,10 @@ func TestVerifyFindsTampering(t *testing.T) {
 			want:     `copy line 2: the tag does not check under the copy key: the line was changed (it names executor "executor for the files server")`,
 		},
 		{
-			name:     "a tag of the wrong length",
-			data:     func(l [][]byte) []byte { return join(l[0], bytes.Replace(l[1], []byte(`"tag":"`), []byte(`"tag":"AAAA`), 1), l[2], l[3]) },
+			name: "a tag of the wrong length",
+			data: func(l [][]byte) []byte {
+				return join(l[0], bytes.Replace(l[1], []byte(`"tag":"`), []byte(`"tag":"AAAA`), 1), l[2], l[3])
+			},
 			sentinel: ErrTampered,
 			want:     `copy line 2: the line's tag is not 32 bytes of base64url`,
 		},

@@ -40,7 +40,7 @@ func helmBin(t *testing.T) string {
 // render runs `helm template` with the given values files and --set pairs.
 func render(t *testing.T, valueFiles []string, sets ...string) (string, error) {
 	t.Helper()
-	args := []string{"template", "agent", chartDir, "--namespace", "agents"}
+	args := []string{"template", "agent", chartDir, "--namespace", "agents", "--kube-version", "1.37.2"}
 	for _, f := range valueFiles {
 		args = append(args, "-f", f)
 	}

@@ -33,17 +33,17 @@ type contentRefusal struct {
 // shared by every [Session]. Stubs of all sessions enter the book in the
 // order their calls were sent.
 type Executor struct {
-	log      *slog.Logger
-	set      *settings.Settings
-	slipFP   string
-	agent    jwk.Signer
-	exec     jwk.Signer
-	book     *book.Book
-	ledger   *book.Ledger
-	copy     *copylog.Log
-	rules    contentJudge // nil without a rules file
-	rulesFP  string       // "" without a rules file
-	denials  *denialLimiter
+	log     *slog.Logger
+	set     *settings.Settings
+	slipFP  string
+	agent   jwk.Signer
+	exec    jwk.Signer
+	book    *book.Book
+	ledger  *book.Ledger
+	copy    *copylog.Log
+	rules   contentJudge // nil without a rules file
+	rulesFP string       // "" without a rules file
+	denials *denialLimiter
 
 	admitMu  sync.Mutex // the order calls are judged, sent and written in
 	lastWhen time.Time  // the latest stub time handed out (never goes back)

@@ -236,8 +236,8 @@ func (s *Session) admit(tc *toolCall) {
 		}
 	}
 	argDoc := args
-	if argDoc == nil {
-		argDoc = []byte("{}")
+	if argDoc == nil || string(argDoc) == "null" {
+		argDoc = []byte("{}") // no arguments: the document is {}
 	}
 	argFP, err := canon.JCSFingerprint(argDoc)
 	if err != nil {

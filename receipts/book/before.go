@@ -55,8 +55,10 @@ type Decision struct {
 	Needs []string `json:"needs"`
 }
 
-// Refused reason for a refusal record: the first finding's code mapped to
-// the format's refusal reasons.
+// Reason is the refusal reason (format description, section 18) for a
+// decision that does not allow the action: the first finding mapped to
+// not-in-slip, over-limit, outside-valid-time, needs-approval, or
+// slip-not-sound for a problem with the record or the request.
 func (d Decision) Reason() string {
 	codes := []string{}
 	for _, f := range d.Problems {
@@ -67,7 +69,7 @@ func (d Decision) Reason() string {
 	}
 	for _, c := range codes {
 		switch c {
-		case "action-not-allowed", "party-not-allowed", "prohibited", "after-cancellation":
+		case "action-not-allowed", "party-not-allowed", "prohibited", "after-cancellation", "countersignature-missing":
 			return "not-in-slip"
 		case "over-limit", "over-each-limit", "over-count-limit", "over-period-limit", "amount-missing":
 			return "over-limit"

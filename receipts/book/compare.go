@@ -3,6 +3,7 @@ package book
 import (
 	"fmt"
 	"math/big"
+	"math/bits"
 	"sort"
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
@@ -76,23 +77,45 @@ type periodItem struct {
 
 // periodList holds the stubs under one period limit in book order, with
 // running sums so that the total of a window ending at the latest stub is
-// found by one binary search.
+// found by one binary search. Nothing in it is a pointer, so a large book
+// costs the garbage collector nothing to scan.
 type periodList struct {
 	items  []periodItem
-	prefix []*big.Int // prefix[k] = sum of items[:k]
-	sorted bool       // items are in order of time
+	prefix []u128 // prefix[k] = sum of items[:k]
+	sorted bool   // items are in order of time
 }
 
 func (p *periodList) add(it periodItem) {
 	if len(p.prefix) == 0 {
-		p.prefix = append(p.prefix, new(big.Int))
+		p.prefix = append(p.prefix, u128{})
 		p.sorted = true
 	}
 	if n := len(p.items); n > 0 && it.when < p.items[n-1].when {
 		p.sorted = false
 	}
 	p.items = append(p.items, it)
-	p.prefix = append(p.prefix, new(big.Int).Add(p.prefix[len(p.prefix)-1], big.NewInt(it.value)))
+	p.prefix = append(p.prefix, p.prefix[len(p.prefix)-1].add(uint64(it.value)))
+}
+
+// u128 is a running sum of amounts. It is exact for any book: at most
+// 100,000 entries (and calls in flight) of at most 2^53−1 each sum to less
+// than 2^70. Totals are compared and reported as big.Int.
+type u128 struct{ hi, lo uint64 }
+
+func (a u128) add(v uint64) u128 {
+	lo, carry := bits.Add64(a.lo, v, 0)
+	return u128{a.hi + carry, lo}
+}
+
+func (a u128) sub(b u128) u128 {
+	lo, borrow := bits.Sub64(a.lo, b.lo, 0)
+	return u128{a.hi - b.hi - borrow, lo}
+}
+
+func (a u128) big() *big.Int {
+	n := new(big.Int).SetUint64(a.hi)
+	n.Lsh(n, 64)
+	return n.Or(n, new(big.Int).SetUint64(a.lo))
 }
 
 // effect is one change a stub makes to its slip's tally, applied only

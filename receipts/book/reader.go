@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
 	"github.com/seed-6e06167c/mcp-executor/receipts/problem"
 	"github.com/seed-6e06167c/mcp-executor/receipts/record"
@@ -44,8 +45,8 @@ type reader struct {
 
 	slips         map[string]*slipState
 	slipOrder     []*slipState
-	ids           map[string]struct{}
-	approvals     map[string]struct{}
+	ids           idSet
+	approvals     idSet
 	cancellations map[string]cancellationRef
 	tree          tree
 
@@ -81,26 +82,55 @@ func newReader(opts Options, keep bool) *reader {
 		opts:          opts,
 		keep:          keep,
 		slips:         map[string]*slipState{},
-		ids:           map[string]struct{}{},
-		approvals:     map[string]struct{}{},
+		ids:           newIDSet(),
+		approvals:     newIDSet(),
 		cancellations: map[string]cancellationRef{},
 		running:       running{missing: map[string]bool{}},
 		verify:        verifyWithKey,
 	}
 }
 
-func (r *reader) hasID(id string) bool {
-	if _, ok := r.ids[id]; ok {
-		return true
-	}
-	return contains(r.pendingIDs, id)
-}
+func (r *reader) hasID(id string) bool { return r.ids.has(id) || contains(r.pendingIDs, id) }
 
 func (r *reader) hasApproval(id string) bool {
-	if _, ok := r.approvals[id]; ok {
-		return true
+	return r.approvals.has(id) || contains(r.pendingApprovals, id)
+}
+
+// idSet holds record ids: 16 bytes each, kept as bytes so that a large
+// book holds no pointers for them; an id that does not decode (never, once
+// validated) is kept as text.
+type idSet struct {
+	bytes map[[16]byte]struct{}
+	text  map[string]struct{}
+}
+
+func newIDSet() idSet { return idSet{bytes: map[[16]byte]struct{}{}, text: map[string]struct{}{}} }
+
+func idKey(id string) ([16]byte, bool) {
+	var k [16]byte
+	b, err := canon.UnB64(id)
+	if err != nil || len(b) != 16 {
+		return k, false
 	}
-	return contains(r.pendingApprovals, id)
+	copy(k[:], b)
+	return k, true
+}
+
+func (s idSet) has(id string) bool {
+	if k, ok := idKey(id); ok {
+		_, found := s.bytes[k]
+		return found
+	}
+	_, found := s.text[id]
+	return found
+}
+
+func (s idSet) add(id string) {
+	if k, ok := idKey(id); ok {
+		s.bytes[k] = struct{}{}
+		return
+	}
+	s.text[id] = struct{}{}
 }
 
 func (r *reader) noteID(e *Entry, id string) {
@@ -155,10 +185,10 @@ func (r *reader) readLine(line []byte, strict bool) (Entry, error) {
 		}
 	}
 	for _, id := range r.pendingIDs {
-		r.ids[id] = struct{}{}
+		r.ids.add(id)
 	}
 	for _, id := range r.pendingApprovals {
-		r.approvals[id] = struct{}{}
+		r.approvals.add(id)
 	}
 	if commit != nil {
 		commit()

@@ -60,6 +60,23 @@ func (v flightView) count(i int) int64 {
 	return n
 }
 
+// windowStart finds the first of items (in order of time) dated after
+// cutoff by galloping back from the end and then halving: its cost grows
+// with the number of stubs inside the period, never with the book, and it
+// touches only the latest, recently written stubs.
+func windowStart(items []periodItem, cutoff int64) int {
+	n := len(items)
+	hi, step := n, 1
+	lo := n - step
+	for lo >= 0 && items[lo].when > cutoff {
+		hi = lo
+		step *= 2
+		lo = n - step
+	}
+	lo = max(lo, -1) + 1 // items[lo-1] (if any) is not after cutoff
+	return lo + sort.Search(hi-lo, func(k int) bool { return items[lo+k].when > cutoff })
+}
+
 func (v flightView) periodWorst(i int, when, per, value int64) *big.Int {
 	var inflight []periodItem
 	for _, r := range v.flight {
@@ -85,8 +102,8 @@ func (v flightView) periodWorst(i int, when, per, value int64) *big.Int {
 	// falls in is its own, which holds everything later than when − per.
 	worst := big.NewInt(value)
 	if p != nil {
-		from := sort.Search(len(p.items), func(k int) bool { return p.items[k].when > when-per })
-		worst.Add(worst, new(big.Int).Sub(p.prefix[len(p.items)], p.prefix[from]))
+		from := windowStart(p.items, when-per)
+		worst.Add(worst, p.prefix[len(p.items)].sub(p.prefix[from]).big())
 	}
 	for _, it := range inflight {
 		if it.when > when-per {

@@ -74,7 +74,6 @@ func Check(issuer *jwk.Key, origin, rpID string, r *record.Record, without []str
 	return CheckAssertion(issuer, rpID, origin, r.SigningInput(0), Assertion{authData, clientData, signature}, without)
 }
 
-
 // ParseClientData reads a passkey's client data JSON as an ordinary JSON
 // object (it is not canonical). Anything else is "passkey-bad-data".
 func ParseClientData(b []byte) (map[string]any, error) {

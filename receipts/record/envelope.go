@@ -161,7 +161,8 @@ func Parse(v any, kind Kind) (*Record, error) {
 			}
 			ad, _ := hdr["authenticatorData"].(string)
 			cd, _ := hdr["clientDataJSON"].(string)
-			s.Header = &PasskeyHeader{AuthenticatorData: ad, ClientDataJSON: cd, stored: hdr}
+			stored := map[string]any{"authenticatorData": hdr["authenticatorData"], "clientDataJSON": hdr["clientDataJSON"]}
+			s.Header = &PasskeyHeader{AuthenticatorData: ad, ClientDataJSON: cd, stored: stored}
 		}
 		sigs = append(sigs, s)
 	}

@@ -51,9 +51,14 @@ func Prepare(kind record.Kind, content map[string]any) (*Prepared, error) {
 }
 
 // Assemble puts a passkey's answer with prepared content: the signed record
-// as a canonical value, the passkey's values stored exactly as returned.
-func Assemble(p *Prepared, a passkey.Assertion) map[string]any {
-	return passkey.Envelope(p.PayloadB64, p.ProtectedB64, a)
+// as a canonical value, the passkey's values stored exactly as returned. A
+// record larger than the format allows is "too-large".
+func Assemble(p *Prepared, a passkey.Assertion) (map[string]any, error) {
+	v := passkey.Envelope(p.PayloadB64, p.ProtectedB64, a)
+	if record.Size(v) > record.MaxRecordSize {
+		return nil, problem.New("too-large", "the record would be larger than %d bytes", record.MaxRecordSize)
+	}
+	return v, nil
 }
 
 // SlipContent fills in what a writer adds to a slip's fields: "type", an
@@ -109,7 +114,7 @@ func sign(kind record.Kind, content map[string]any, d Signer) (map[string]any, e
 	if err != nil {
 		return nil, err
 	}
-	return Assemble(p, a), nil
+	return Assemble(p, a)
 }
 
 // ApprovalFields are what an approval states (format description, section
@@ -172,7 +177,11 @@ func WriteApproval(f ApprovalFields, d Signer) (*Approval, error) {
 	if err != nil {
 		return nil, fmt.Errorf("writing an approval: %w", err)
 	}
-	return ReadApproval(Assemble(p, a))
+	v, err := Assemble(p, a)
+	if err != nil {
+		return nil, fmt.Errorf("writing an approval: %w", err)
+	}
+	return ReadApproval(v)
 }
 
 // CancellationFields are what a cancellation states (section 22). ID is
@@ -213,5 +222,9 @@ func WriteCancellation(f CancellationFields, d Signer) (*Cancellation, error) {
 	if err != nil {
 		return nil, fmt.Errorf("writing a cancellation: %w", err)
 	}
-	return ReadCancellation(Assemble(p, a))
+	v, err := Assemble(p, a)
+	if err != nil {
+		return nil, fmt.Errorf("writing a cancellation: %w", err)
+	}
+	return ReadCancellation(v)
 }

@@ -37,13 +37,13 @@ func agentKeys(t testing.TB) jwk.KeySet {
 func slipFields(t testing.TB, issuer map[string]any) map[string]any {
 	ks := agentKeys(t)
 	return map[string]any{
-		"issuer":   issuer,
-		"agent":    map[string]any{"keys": ks.Value(), "name": "Test agent"},
-		"actions":  []any{"supplies.order", "provared.data.read"},
-		"limits":   []any{map[string]any{"action": "supplies.order", "max": 500, "unit": "GBP"}, map[string]any{"action": "supplies.order", "count": 10, "per": 86400}},
-		"requires": []any{map[string]any{"need": "countersignature"}, map[string]any{"need": "approval", "action": "supplies.order", "above": 100, "unit": "GBP"}},
-		"never":    []any{"destroys", "impersonate"},
-		"with":     []any{map[string]any{"id": "executor", "keys": ks.Value(), "name": "The executor"}, map[string]any{"id": "shop", "name": "A shop"}},
+		"issuer":    issuer,
+		"agent":     map[string]any{"keys": ks.Value(), "name": "Test agent"},
+		"actions":   []any{"supplies.order", "provared.data.read"},
+		"limits":    []any{map[string]any{"action": "supplies.order", "max": 500, "unit": "GBP"}, map[string]any{"action": "supplies.order", "count": 10, "per": 86400}},
+		"requires":  []any{map[string]any{"need": "countersignature"}, map[string]any{"need": "approval", "action": "supplies.order", "above": 100, "unit": "GBP"}},
+		"never":     []any{"destroys", "impersonate"},
+		"with":      []any{map[string]any{"id": "executor", "keys": ks.Value(), "name": "The executor"}, map[string]any{"id": "shop", "name": "A shop"}},
 		"validFrom": canon.FormatTime(testFrom), "validUntil": canon.FormatTime(testUntil),
 		"purpose": "Order office supplies for the team.",
 	}

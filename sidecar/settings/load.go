@@ -10,8 +10,6 @@ import (
 	"regexp"
 	"time"
 	"unicode/utf8"
-
-	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
 )
 
 // Load reads and checks the settings file at path. Warnings are returned for
@@ -303,10 +301,10 @@ func (p *parser) server(n *node) error {
 }
 
 func (p *parser) env(n *node) error {
-	o, err := asObject(n)
-	if err != nil {
+	if _, err := asObject(n); err != nil {
 		return err
 	}
+	var err error
 	for _, m := range n.obj {
 		place := m.val.place
 		if !envRE.MatchString(m.name) {
@@ -319,8 +317,7 @@ func (p *parser) env(n *node) error {
 				return err
 			}
 		case '{':
-			vo, err := asObject(m.val, "file", "env", "value")
-			if err != nil {
+			if _, err := asObject(m.val, "file", "env", "value"); err != nil {
 				return err
 			}
 			if len(m.val.obj) != 1 {
@@ -349,13 +346,11 @@ func (p *parser) env(n *node) error {
 				ev.IsValue = true
 				p.warn(place, "the value is written in the settings themselves")
 			}
-			_ = vo
 		default:
 			return &Error{Place: place, Reason: "must be a source (text) or an object with file, env or value, not " + kindName(m.val.kind)}
 		}
 		p.s.Server.Env = append(p.s.Server.Env, ev)
 	}
-	_ = o
 	return nil
 }
 
@@ -498,8 +493,7 @@ func (p *parser) vault(n *node) (*Vault, error) {
 	if err != nil {
 		return nil, err
 	}
-	ao, err := asObject(v, "kubernetes", "token", "appRole")
-	if err != nil {
+	if _, err := asObject(v, "kubernetes", "token", "appRole"); err != nil {
 		return nil, err
 	}
 	if len(v.obj) != 1 {
@@ -569,7 +563,6 @@ func (p *parser) vault(n *node) (*Vault, error) {
 		}
 		vt.Auth.AppRole = a
 	}
-	_ = ao
 	return vt, nil
 }
 
@@ -586,5 +579,3 @@ func (p *parser) kubernetes(n *node) (*Kubernetes, error) {
 	}
 	return k, nil
 }
-
-var _ = wire.CheckPointer

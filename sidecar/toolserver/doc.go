@@ -9,4 +9,10 @@
 // prefixed and cut at a bound, to a writer of the caller's choice. On Linux it
 // is killed when the executor dies (Pdeathsig); [Process.Stop] closes its
 // input, waits, then sends SIGTERM and SIGKILL to the whole group.
+//
+// Limits: Pdeathsig fires when the OS thread that started the server ends,
+// which in Go is the executor's exit unless the starting goroutine had locked
+// its thread and exited (nothing here does). It reaches the server itself,
+// not its descendants: a grandchild outlives a killed executor until its
+// pipes close. Only Stop (or the context ending) kills the whole group.
 package toolserver

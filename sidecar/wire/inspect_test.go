@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -250,5 +251,23 @@ func TestBuilders(t *testing.T) {
 	}
 	if _, err := ToolErrorResult("x", map[string]any{"f": func() {}}); err == nil {
 		t.Fatal("unencodable meta accepted")
+	}
+}
+
+func TestInspectDuplicateInLargeObject(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"jsonrpc":"2.0","method":"m","params":{`)
+	for i := 0; i < 100; i++ {
+		fmt.Fprintf(&b, `"k%d":%d,`, i, i)
+	}
+	ok := b.String() + `"z":{"k1":1}}}`
+	if _, err := Inspect([]byte(ok)); err != nil {
+		t.Fatalf("large object refused: %v", err)
+	}
+	dup := b.String() + `"k\u0037":1}}`
+	_, err := Inspect([]byte(dup))
+	var e *Error
+	if !errors.As(err, &e) || e.Fault != FaultDuplicate {
+		t.Fatalf("duplicate in a large object: %v", err)
 	}
 }

@@ -51,7 +51,9 @@ func scanNumber(b []byte, i int) (int, error) {
 // 0.d1d2d3… × 10^point, where the digits run from the first non-zero one.
 type decimal struct {
 	neg    bool
-	digits []byte // int part then fraction part, as written
+	intd   []byte // integer-part digits as written
+	fracd  []byte // fraction digits as written
+	n      int    // len(intd) + len(fracd)
 	first  int    // index in digits of the first non-zero digit; -1 for zero
 	last   int    // index of the last non-zero digit
 	point  int64  // digits before the decimal point, counted from first, after the exponent
@@ -59,8 +61,15 @@ type decimal struct {
 	exp    int64  // written exponent, clamped
 }
 
-// readDecimal splits a token scanNumber accepted. The digits slice aliases
-// tok when there is no fraction, and is a copy otherwise.
+// at gives digit k of the integer part followed by the fraction part.
+func (d *decimal) at(k int) byte {
+	if k < len(d.intd) {
+		return d.intd[k]
+	}
+	return d.fracd[k-len(d.intd)]
+}
+
+// readDecimal splits a token scanNumber accepted; the parts alias tok.
 func readDecimal(tok []byte) decimal {
 	var d decimal
 	i := 0
@@ -72,16 +81,17 @@ func readDecimal(tok []byte) decimal {
 	for j < len(tok) && tok[j] >= '0' && tok[j] <= '9' {
 		j++
 	}
-	d.digits = tok[i:j]
+	d.intd = tok[i:j]
 	d.intLen = j - i
 	if j < len(tok) && tok[j] == '.' {
 		k := j + 1
 		for k < len(tok) && tok[k] >= '0' && tok[k] <= '9' {
 			k++
 		}
-		d.digits = append(append([]byte(nil), tok[i:j]...), tok[j+1:k]...)
+		d.fracd = tok[j+1 : k]
 		j = k
 	}
+	d.n = len(d.intd) + len(d.fracd)
 	if j < len(tok) && (tok[j] == 'e' || tok[j] == 'E') {
 		j++
 		neg := false
@@ -99,8 +109,8 @@ func readDecimal(tok []byte) decimal {
 		}
 	}
 	d.first, d.last = -1, -1
-	for k, c := range d.digits {
-		if c != '0' {
+	for k := 0; k < d.n; k++ {
+		if d.at(k) != '0' {
 			if d.first < 0 {
 				d.first = k
 			}
@@ -135,8 +145,8 @@ func (d decimal) beyond() bool {
 	// 16 digits in the integer part: compare them with MaxSafeInt.
 	for k := 0; k < 16; k++ {
 		c := byte('0')
-		if d.first+k < len(d.digits) {
-			c = d.digits[d.first+k]
+		if d.first+k < d.n {
+			c = d.at(d.first + k)
 		}
 		if c != maxSafeDigits[k] {
 			return c > maxSafeDigits[k]
@@ -150,8 +160,8 @@ func (d decimal) value() int64 {
 	var v int64
 	for k := int64(0); k < d.point; k++ {
 		c := byte('0')
-		if d.first+int(k) < len(d.digits) {
-			c = d.digits[d.first+int(k)]
+		if d.first+int(k) < d.n {
+			c = d.at(d.first + int(k))
 		}
 		v = v*10 + int64(c-'0')
 	}

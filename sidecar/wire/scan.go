@@ -1,7 +1,9 @@
 package wire
 
 import (
+	"bytes"
 	"fmt"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -101,7 +103,6 @@ func (c *checker) object(b []byte, i, depth int) (int, error) {
 		return i + 1, nil
 	}
 	base := 0
-	var many map[string]struct{}
 	tracking := c != nil && c.check
 	if tracking {
 		base = len(c.names)
@@ -123,26 +124,17 @@ func (c *checker) object(b []byte, i, depth int) (int, error) {
 			}
 		}
 		if tracking && c.fault == 0 {
-			if many != nil {
-				if _, dup := many[string(name)]; dup {
-					c.setFault(FaultDuplicate, "a member name given twice")
-				}
-				many[string(name)] = struct{}{}
-			} else {
+			// Small objects are compared as they are read; larger ones
+			// are sorted once at their end.
+			if len(c.names)-base < linearNames {
 				for _, n := range c.names[base:] {
 					if string(n) == string(name) {
 						c.setFault(FaultDuplicate, "a member name given twice")
 						break
 					}
 				}
-				c.names = append(c.names, name)
-				if len(c.names)-base > linearNames {
-					many = make(map[string]struct{}, 2*linearNames)
-					for _, n := range c.names[base:] {
-						many[string(n)] = struct{}{}
-					}
-				}
 			}
+			c.names = append(c.names, name)
 		}
 		i = skipWS(b, end)
 		if i >= len(b) || b[i] != ':' {
@@ -163,6 +155,15 @@ func (c *checker) object(b []byte, i, depth int) (int, error) {
 		}
 		if b[i] == '}' {
 			if tracking {
+				if names := c.names[base:]; len(names) > linearNames && c.fault == 0 {
+					slices.SortFunc(names, bytes.Compare)
+					for k := 1; k < len(names); k++ {
+						if bytes.Equal(names[k-1], names[k]) {
+							c.setFault(FaultDuplicate, "a member name given twice")
+							break
+						}
+					}
+				}
 				c.names = c.names[:base]
 			}
 			return i + 1, nil

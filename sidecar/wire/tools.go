@@ -36,7 +36,6 @@ func FilterTools(result []byte, keep func(name string) bool) ([]byte, error) {
 	type seg struct{ from, to int }
 	var kept []seg
 	all := 0
-	var inner error
 	_, err = eachElement(result[:list.End], list.Start, func(segStart, vs, ve int) {
 		all++
 		name, ok := toolName(result[vs:ve])
@@ -44,9 +43,6 @@ func FilterTools(result []byte, keep func(name string) bool) ([]byte, error) {
 			kept = append(kept, seg{segStart, ve})
 		}
 	})
-	if err == nil {
-		err = inner
-	}
 	if err != nil {
 		return nil, fmt.Errorf("tools/list result: %w", err)
 	}

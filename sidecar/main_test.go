@@ -1,0 +1,186 @@
+package sidecar_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The test binary is also the tool server the executor starts (run again
+// with testServerEnv set), so that a real go-sdk server runs as a real child
+// process; and the executor itself is the real binary, built once here.
+const (
+	testServerEnv = "MCP_EXECUTOR_TEST_SERVER" // "sdk" or "raw"
+	recordEnv     = "MCP_EXECUTOR_TEST_RECORD" // file the server copies every line it reads to
+)
+
+// executorBin is the built mcp-executor, "" when it could not be built
+// (the tests then run the session in this process over pipes).
+var executorBin string
+
+func TestMain(m *testing.M) {
+	switch os.Getenv(testServerEnv) {
+	case "sdk":
+		runSDKServer()
+		return
+	case "raw":
+		runRawServer()
+		return
+	}
+	dir, err := os.MkdirTemp("", "mcp-executor-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin := filepath.Join(dir, "mcp-executor")
+	build := exec.Command("go", "build", "-o", bin, "../cmd/mcp-executor")
+	if out, err := build.CombinedOutput(); err == nil {
+		executorBin = bin
+	} else {
+		fmt.Fprintf(os.Stderr, "sidecar tests: ./cmd/mcp-executor does not build yet, running sessions in-process:\n%s\n", out)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// recordingStdin copies every line the server reads to the record file.
+func recordingStdin() io.ReadCloser {
+	path := os.Getenv(recordEnv)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "test server:", err)
+		os.Exit(2)
+	}
+	return io.NopCloser(io.TeeReader(os.Stdin, f))
+}
+
+type textArgs struct {
+	Text string `json:"text"`
+}
+
+// runSDKServer is a go-sdk MCP server on stdio with a few tools.
+func runSDKServer() {
+	s := mcp.NewServer(&mcp.Implementation{Name: "test-server", Version: "1"}, nil)
+	obj := map[string]any{"type": "object"}
+	text := func(s string) *mcp.CallToolResult {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+	}
+	for _, name := range []string{"echo", "order", "send", "notinslip", "unlisted_tool", "Bad_Case"} {
+		s.AddTool(&mcp.Tool{Name: name, InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var a map[string]any
+			_ = json.Unmarshal(req.Params.Arguments, &a)
+			b, _ := json.Marshal(a)
+			return text(req.Params.Name + " " + string(b)), nil
+		})
+	}
+	s.AddTool(&mcp.Tool{Name: "slow", InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var a struct{ MS int }
+		_ = json.Unmarshal(req.Params.Arguments, &a)
+		select {
+		case <-time.After(time.Duration(a.MS) * time.Millisecond):
+			return text("slept"), nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	s.AddTool(&mcp.Tool{Name: "fail", InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "it failed"}}}, nil
+	})
+	s.AddTool(&mcp.Tool{Name: "exit", InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		os.Exit(3)
+		return nil, nil
+	})
+	if err := s.Run(context.Background(), &mcp.IOTransport{Reader: recordingStdin(), Writer: nopWriteCloser{os.Stdout}}); err != nil {
+		fmt.Fprintln(os.Stderr, "test server:", err)
+	}
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// rawResult is what the raw server answers every tools/call with: odd
+// spacing, large numbers and number spellings a re-encoder would change.
+const rawResult = `{ "content" : [ {"type":"text", "text":"raw \u00e9\/ok"} ],"n":9007199254740991 , "f": 1.50, "e":2.0E3,"z":-0 }`
+
+// runRawServer answers by hand, byte for byte: initialize, tools/list and
+// tools/call (with rawResult after the id, written with odd spacing).
+func runRawServer() {
+	in := bufio.NewReader(recordingStdin())
+	out := bufio.NewWriter(os.Stdout)
+	for {
+		line, err := in.ReadBytes('\n')
+		if len(line) == 0 && err != nil {
+			return
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(line, &m) != nil || m.ID == nil {
+			continue
+		}
+		switch m.Method {
+		case "initialize":
+			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"raw","version":"1"}}}`+"\n", m.ID)
+		case "tools/list":
+			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"},"x":1.0},  {"name":"hidden","inputSchema":{"type":"object"}} ,{"name":"order","inputSchema":{"type":"object"}}],"nextCursor":"c 1"}}`+"\n", m.ID)
+		case "tools/call":
+			fmt.Fprintf(out, `{ "result" : %s , "jsonrpc":"2.0",  "id" :%s }`+"\n", rawResult, m.ID)
+		default:
+			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{}}`+"\n", m.ID)
+		}
+		out.Flush()
+	}
+}
+
+// receivedCalls lists the tool names of the tools/call requests the test
+// server read, from its record file.
+func receivedCalls(t *testing.T, path string) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, line := range strings.Split(string(data), "\n") {
+		var m struct {
+			Method string `json:"method"`
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
+		}
+		if json.Unmarshal([]byte(line), &m) == nil && m.Method == "tools/call" {
+			names = append(names, m.Params.Name)
+		}
+	}
+	return names
+}
+
+// serverLines lists every line the test server read, decoded.
+func serverLines(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	data, _ := os.ReadFile(path)
+	var out []map[string]any
+	for _, line := range strings.Split(string(data), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) == nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

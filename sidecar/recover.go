@@ -1,0 +1,125 @@
+package sidecar
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/seed-6e06167c/mcp-executor/copylog"
+	"github.com/seed-6e06167c/mcp-executor/receipts/book"
+	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
+)
+
+// recover writes the receipt of every call the copy shows as sent with no
+// receipt: the executor stopped while the call was with the server, or the
+// book could not be written. Such a call is never sent again. Its stub is
+// dated when the call was sent and names executor.written-late; its
+// countersignature is dated now. A call sent under another slip stops the
+// start.
+func (e *Executor) recover(ctx context.Context) error {
+	unfinished := e.copy.Unfinished()
+	if len(unfinished) == 0 {
+		return nil
+	}
+	for _, u := range unfinished {
+		if u.Sent.Slip != e.slipFP {
+			return fmt.Errorf("the copy holds call %s sent under another slip (%s) with no receipt; put that slip back (agent.slip) for one start so that its receipt can be written, then this one", u.Sent.Call, u.Sent.Slip)
+		}
+	}
+	inBook, err := stubsByCall(e.book.Path())
+	if err != nil {
+		return err
+	}
+	for _, u := range unfinished {
+		if stubFP, ok := inBook[canon.Fingerprint([]byte(u.Sent.Call))]; ok {
+			// The stub reached the book; only the copy's line was not written.
+			if err := e.copy.Append(copylog.Line{Kind: copylog.KindLateReceipt, Call: u.Sent.Call, Stub: stubFP}); err != nil {
+				return fmt.Errorf("writing the copy: %w", err)
+			}
+			continue
+		}
+		doc := textDetail(LabelError, TextStoppedWhileSent)
+		if u.Outcome != nil {
+			doc = detail{Name: u.Outcome.Name, SHA256: u.Outcome.SHA256}
+		}
+		details := make([]detail, 0, len(u.Sent.Details)+2)
+		for _, d := range u.Sent.Details {
+			details = append(details, detail{Name: d.Name, SHA256: d.SHA256})
+		}
+		details = append(details, doc, textDetail(LabelWrittenLate, TextWrittenLate))
+		when := u.Sent.When.UTC().Truncate(time.Second)
+		p := book.Proposal{Slip: e.slipFP, Action: u.Sent.Action, With: e.set.Service, Details: bookDetails(details), When: when}
+		var amt *amount
+		if u.Sent.Amount != nil {
+			amt = &amount{Unit: u.Sent.Amount.Unit, Value: u.Sent.Amount.Value}
+			p.Amount = &book.Amount{Unit: amt.Unit, Value: amt.Value}
+		}
+		h, d := e.ledger.Reserve(p)
+		if !d.Allowed {
+			return fmt.Errorf("the receipt of call %s, sent %s, cannot be written: the check before acting refuses it (%v)",
+				u.Sent.Call, canon.FormatTime(when), decisionCodes(d))
+		}
+		stubFP, err := e.writeStub(ctx, h, stubFields{Slip: e.slipFP, Action: u.Sent.Action, Amount: amt, With: e.set.Service,
+			Details: details, When: when}, time.Now().UTC())
+		if err != nil {
+			h.Release()
+			return fmt.Errorf("writing the receipt of call %s: %w", u.Sent.Call, err)
+		}
+		if err := e.copy.Append(copylog.Line{Kind: copylog.KindLateReceipt, Call: u.Sent.Call, Stub: stubFP}); err != nil {
+			return fmt.Errorf("writing the copy: %w", err)
+		}
+		if when.After(e.lastWhen) {
+			e.lastWhen = when
+		}
+		e.log.Warn("wrote the receipt of a call the executor was sending when it stopped",
+			slog.String("call", u.Sent.Call), slog.String("stub", stubFP), slog.Bool("outcomeKnown", u.Outcome != nil))
+	}
+	return nil
+}
+
+// stubsByCall reads the book's stubs and maps the fingerprint each names
+// under executor.call to the stub's fingerprint. Only used at a start with
+// unfinished calls; the book was verified by OpenBook already.
+func stubsByCall(path string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading book %s: %w", path, err)
+	}
+	defer f.Close()
+	out := map[string]string{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), book.MaxLineBytes+2)
+	for sc.Scan() {
+		var line struct {
+			Stub *struct {
+				Payload string `json:"payload"`
+			} `json:"stub"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil || line.Stub == nil {
+			continue
+		}
+		content, err := canon.UnB64(line.Stub.Payload)
+		if err != nil {
+			continue
+		}
+		var stub struct {
+			Details []struct{ Name, SHA256 string } `json:"details"`
+		}
+		if err := json.Unmarshal(content, &stub); err != nil {
+			continue
+		}
+		for _, d := range stub.Details {
+			if d.Name == LabelCall {
+				out[d.SHA256] = canon.Fingerprint(content)
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("reading book %s: %w", path, err)
+	}
+	return out, nil
+}

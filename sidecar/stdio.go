@@ -1,0 +1,112 @@
+package sidecar
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/seed-6e06167c/mcp-executor/keys"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/toolserver"
+)
+
+// StdioOptions are what `mcp-executor stdio` runs with.
+type StdioOptions struct {
+	ConfigPath string
+	Stdin      io.Reader // the agent's client
+	Stdout     io.Writer // to the agent's client: protocol only
+	Stderr     io.Writer // the tool server's stderr goes here, line by line
+	Logger     *slog.Logger
+}
+
+// RunStdio starts the executor, starts the tool server, and serves one
+// session over Stdin and Stdout until the client closes Stdin (nil) or the
+// tool server exits (*ExitError: exit with its code).
+func RunStdio(ctx context.Context, o StdioOptions) error {
+	e, err := Open(ctx, OpenOptions{ConfigPath: o.ConfigPath, Logger: o.Logger})
+	if err != nil {
+		return err
+	}
+	runErr := e.Serve(ctx, o.Stdin, o.Stdout, o.Stderr)
+	if cerr := e.Close(); cerr != nil {
+		e.log.Error("closing the executor", slog.String("error", cerr.Error()))
+		if runErr == nil {
+			runErr = cerr
+		}
+	}
+	return runErr
+}
+
+// Serve starts a tool server for one agent connection and runs a session
+// between it and the client until either side ends.
+func (e *Executor) Serve(ctx context.Context, in io.Reader, out io.Writer, serverStderr io.Writer) error {
+	srv, err := e.startServer(ctx, serverStderr)
+	if err != nil {
+		return err
+	}
+	return e.NewSession(in, out, srv).Run(ctx)
+}
+
+// startServer starts the tool server the settings name, with its
+// credentials and the passed-on environment only.
+func (e *Executor) startServer(ctx context.Context, stderr io.Writer) (*processServer, error) {
+	set := e.set
+	sources := map[string]string{}
+	env := map[string]string{}
+	for _, v := range set.Server.Env {
+		if v.IsValue {
+			env[v.Name] = v.Value
+		} else {
+			sources[v.Name] = v.Source
+		}
+	}
+	if len(sources) > 0 {
+		kopts, closeKeys, err := keyOptions(set, e.log)
+		if err != nil {
+			return nil, err
+		}
+		creds, err := keys.ResolveEnv(ctx, sources, set.Dir, kopts)
+		closeKeys()
+		if err != nil {
+			return nil, fmt.Errorf("the tool server's credentials: %w", err)
+		}
+		for k, v := range creds {
+			env[k] = v
+		}
+	}
+	if stderr == nil {
+		stderr = os.Stderr
+	}
+	// The server lives as long as the session, not the start-up context.
+	p, err := toolserver.Start(context.WithoutCancel(ctx), toolserver.Spec{
+		Command: set.Server.Command, Args: set.Server.Args, Dir: set.Server.Cwd, Path: set.Server.Path,
+		Env: env, PassEnv: set.Server.PassEnv, Stderr: stderr, ShutdownWait: set.ShutdownWait,
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range p.Warnings {
+		e.log.Warn("tool server", slog.String("warning", w))
+	}
+	e.log.Info("tool server started", slog.String("program", p.Path), slog.Int("pid", p.Pid()))
+	return &processServer{p}, nil
+}
+
+// processServer is a toolserver.Process as a session's toolServer.
+type processServer struct{ p *toolserver.Process }
+
+func (s *processServer) Input() io.Writer               { return s.p.Stdin }
+func (s *processServer) Output() io.Reader              { return s.p.Stdout }
+func (s *processServer) Stop(ctx context.Context) error { return s.p.Stop(ctx) }
+func (s *processServer) Wait() (int, error)             { return s.p.Wait() }
+
+// IsExit reports whether err says the tool server exited, and its code.
+func IsExit(err error) (int, bool) {
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return ee.Code, true
+	}
+	return 0, false
+}
