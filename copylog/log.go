@@ -153,6 +153,14 @@ func (l *Log) Lines() []Line { return append([]Line(nil), l.lines...) }
 // write.
 func (l *Log) Unfinished() []Unfinished { return append([]Unfinished(nil), l.unfinished...) }
 
+// Err returns the error that broke the log (wrapping ErrUnwritable), or
+// nil while it can still be written.
+func (l *Log) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.broken
+}
+
 // Append writes lines to the copy, numbering them, naming the executor and
 // tagging each, and returns once they are on the disk (written and
 // fdatasync'd). Lines of concurrent calls are written together with one

@@ -25,6 +25,9 @@ func checkBroken(t *testing.T, l *Log, err error, before []byte) {
 	if got := readBytes(t, l.Path()); !bytes.Equal(got, before) {
 		t.Errorf("the failed write was not cut back: %d bytes, want %d", len(got), len(before))
 	}
+	if !errors.Is(l.Err(), ErrUnwritable) {
+		t.Errorf("Err() = %v after a failed write", l.Err())
+	}
 	if err := l.Append(withdrawnLine("after")); !errors.Is(err, ErrUnwritable) {
 		t.Errorf("Append after the failure = %v, want ErrUnwritable", err)
 	}

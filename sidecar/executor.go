@@ -10,23 +10,9 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/copylog"
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
 	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/contentrules"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 )
-
-// contentJudge tests a call's arguments against the rules on content.
-type contentJudge interface {
-	// Judge returns nil when every rule that names tool lets the call
-	// through, or why the first rule that refuses it did.
-	Judge(tool string, arguments []byte) *contentRefusal
-}
-
-// contentRefusal is why a content rule refused a call. Why never holds an
-// argument value.
-type contentRefusal struct {
-	Rule string // the rule's name
-	Code string // "content-rule" or "content-unreadable"
-	Why  string
-}
 
 // Executor is the judge and scribe of one process: it holds the settings,
 // the agent's and its own keys, the slip, the book and the copy, and is
@@ -41,8 +27,8 @@ type Executor struct {
 	book    *book.Book
 	ledger  *book.Ledger
 	copy    *copylog.Log
-	rules   contentJudge // nil without a rules file
-	rulesFP string       // "" without a rules file
+	rules   *contentrules.Rules // nil without a rules file
+	rulesFP string              // "" without a rules file
 	denials *denialLimiter
 
 	admitMu  sync.Mutex // the order calls are judged, sent and written in
@@ -64,7 +50,7 @@ type Executor struct {
 var ErrStopped = errors.New("the executor takes no more calls until it is started again")
 
 // newExecutor wires the parts together and starts the scribe.
-func newExecutor(log *slog.Logger, set *settings.Settings, slipFP string, agent, exec jwk.Signer, bk *book.Book, cp *copylog.Log, rules contentJudge, rulesFP string) *Executor {
+func newExecutor(log *slog.Logger, set *settings.Settings, slipFP string, agent, exec jwk.Signer, bk *book.Book, cp *copylog.Log, rules *contentrules.Rules, rulesFP string) *Executor {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}

@@ -3,9 +3,11 @@ package sidecar
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/slip"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/contentrules"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 )
 
@@ -39,7 +41,34 @@ func rulesApproved(sl *slip.Slip, fp string) error {
 	return errors.New("the slip states the agent's software and the rules on content in force are not among it: the person approved other rules than these")
 }
 
-// loadContentRules reads the rules file the settings name.
-func loadContentRules(set *settings.Settings, sl *slip.Slip) (contentJudge, string, error) {
-	return nil, "", fmt.Errorf("content rules %s: this build cannot read rules on content yet", set.ContentRules)
+// loadContentRules reads the rules file the settings name, checks that
+// the slip does not state other rules, and checks the tools the rules name
+// against the settings' tools.
+func loadContentRules(set *settings.Settings, sl *slip.Slip, log *slog.Logger) (*contentrules.Rules, error) {
+	rs, err := contentrules.Load(set.ContentRules)
+	if err != nil {
+		return nil, err
+	}
+	if err := rulesApproved(sl, rs.Fingerprint()); err != nil {
+		return nil, fmt.Errorf("content rules %s: %w", set.ContentRules, err)
+	}
+	stated := false
+	for _, sw := range sl.Agent.Software {
+		stated = stated || sw.SHA256 == rs.Fingerprint()
+	}
+	if !stated {
+		log.Warn("the slip does not state the rules on content in force; a reader cannot tell they are the ones the person approved",
+			slog.String("rules", rs.Fingerprint()))
+	}
+	for _, tool := range rs.Tools() {
+		if _, ok := set.Tools[tool]; ok {
+			continue
+		}
+		if set.Unlisted == settings.UnlistedForward {
+			return nil, fmt.Errorf("content rules %s name the tool %q, which no rule in tools names, and unlisted is forward: a call to it would be sent on with no content rule tested", set.ContentRules, tool)
+		}
+		log.Warn("a content rule names a tool no rule in tools names; such a call is refused as unlisted before any content rule",
+			slog.String("tool", tool))
+	}
+	return rs, nil
 }

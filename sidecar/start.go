@@ -17,6 +17,7 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
 	"github.com/seed-6e06167c/mcp-executor/receipts/problem"
 	"github.com/seed-6e06167c/mcp-executor/receipts/slip"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/contentrules"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 )
 
@@ -98,13 +99,13 @@ func Open(ctx context.Context, o OpenOptions) (_ *Executor, err error) {
 	}
 	closers = append(closers, cp.Close)
 
-	var rules contentJudge
+	var rules *contentrules.Rules
 	rulesFP := ""
 	if set.ContentRules != "" {
-		rules, rulesFP, err = loadContentRules(set, sl)
-		if err != nil {
+		if rules, err = loadContentRules(set, sl, log); err != nil {
 			return nil, err
 		}
+		rulesFP = rules.Fingerprint()
 	} else if err := noRulesStated(sl); err != nil {
 		return nil, err
 	}

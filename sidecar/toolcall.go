@@ -229,9 +229,9 @@ func (s *Session) admit(tc *toolCall) {
 	}
 	tc.amount = amt
 	if e.rules != nil {
-		if cr := e.rules.Judge(name, args); cr != nil {
+		if cr := e.rules.Evaluate(name, args); cr != nil {
 			s.refuse(tc, refusal{action: rule.Action, amount: amt, reason: "other", refused: cr.Code, codes: []string{cr.Code},
-				rule: cr.Rule, why: "content rule " + quote(cr.Rule) + ": " + cr.Why})
+				rule: cr.Rule, why: cr.Message})
 			return
 		}
 	}

@@ -52,6 +52,9 @@ type Options struct {
 	NoCountersignature bool
 	// Requires are further conditions, e.g. {"need":"approval","action":"x"}.
 	Requires []map[string]any
+	// Software is the slip's agent.software, e.g.
+	// {"name":"Content rules of test executor","sha256":"…"}; nil for none.
+	Software []map[string]any
 	// ValidFrom and ValidUntil default to an hour ago and a day ahead.
 	ValidFrom, ValidUntil time.Time
 
@@ -171,9 +174,17 @@ func SlipFields(e *Env, o Options, service string) map[string]any {
 	for i, a := range actions {
 		acts[i] = a
 	}
+	agent := map[string]any{"keys": e.Agent.Keys().Value(), "name": "test agent"}
+	if len(o.Software) > 0 {
+		sw := make([]any, len(o.Software))
+		for i, x := range o.Software {
+			sw[i] = x
+		}
+		agent["software"] = sw
+	}
 	return map[string]any{
 		"issuer":     e.Passkey.Issuer("Test Person"),
-		"agent":      map[string]any{"keys": e.Agent.Keys().Value(), "name": "test agent"},
+		"agent":      agent,
 		"actions":    acts,
 		"limits":     limits,
 		"requires":   requires,

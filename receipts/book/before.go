@@ -261,6 +261,12 @@ func (r *reader) decide(p Proposal, fl *flight) decided {
 // (Book.Ledger) gives the same answer without reading the book again.
 func CheckBefore(text []byte, p Proposal, opts Options) Decision {
 	r := readAll(text, opts, false)
+	if r.failure == nil {
+		root := r.tree.root()
+		if (opts.ExpectedRoot != "" && opts.ExpectedRoot != canon.B64(root[:])) || (opts.ExpectedSize != nil && *opts.ExpectedSize != r.size) {
+			r.failure = &Finding{"root-mismatch", "the book is not the one expected"}
+		}
+	}
 	return r.decide(p, &flight{}).Decision
 }
 

@@ -22,9 +22,12 @@ type Options struct {
 	// tests of how a check behaves without them). SLH-DSA-SHA2-256s is
 	// always without: this program has no SLH-DSA.
 	WithoutMethods []string
-	// ExpectedRoot is the top fingerprint the caller already trusts; "" for none.
+	// ExpectedRoot is the top fingerprint the caller already trusts; "" for
+	// none. Read by CheckBook and CheckBefore, which check a fixed text; a
+	// Book, which grows, does not read it.
 	ExpectedRoot string
-	// ExpectedSize is the number of entries the caller already trusts; nil for none.
+	// ExpectedSize is the number of entries the caller already trusts; nil
+	// for none. Read as ExpectedRoot is.
 	ExpectedSize *int
 }
 

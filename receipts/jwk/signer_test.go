@@ -3,6 +3,7 @@ package jwk
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"testing"
 
@@ -159,5 +160,31 @@ func TestKeySetShapes(t *testing.T) {
 	var zero KeySet
 	if zero.Value() != nil || zero.Fingerprint() != "" || zero.Equal(zero) || zero.Key("x") != nil {
 		t.Fatal("the zero key set must hold nothing and equal nothing")
+	}
+}
+
+// TestLocalSignerConcurrent signs from many goroutines at once with one
+// signer, as the executor does with calls in flight (run with -race).
+func TestLocalSignerConcurrent(t *testing.T) {
+	s, err := NewLocalSigner(NewSeeds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 8)
+	for i := range 8 {
+		go func() {
+			msg := []byte{byte(i)}
+			alg := KeySetAlgs[i%2]
+			sig, err := s.Sign(context.Background(), alg, msg)
+			if err == nil && !s.Keys().Key(alg).Verify(msg, sig) {
+				err = errors.New("signature does not check")
+			}
+			errs <- err
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
 	}
 }

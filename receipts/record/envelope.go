@@ -1,6 +1,7 @@
 package record
 
 import (
+	"strings"
 	"unicode/utf8"
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
@@ -222,25 +223,14 @@ func exactMembers(v any, what string, names ...string) (map[string]any, error) {
 		return nil, problem.New(CodeBadEnvelope, "%s must be an object", what)
 	}
 	if len(m) != len(names) {
-		return nil, problem.New(CodeBadEnvelope, "%s must hold exactly: %s", what, joinNames(names))
+		return nil, problem.New(CodeBadEnvelope, "%s must hold exactly: %s", what, strings.Join(names, ", "))
 	}
 	for _, n := range names {
 		if _, ok := m[n]; !ok {
-			return nil, problem.New(CodeBadEnvelope, "%s must hold exactly: %s", what, joinNames(names))
+			return nil, problem.New(CodeBadEnvelope, "%s must hold exactly: %s", what, strings.Join(names, ", "))
 		}
 	}
 	return m, nil
-}
-
-func joinNames(names []string) string {
-	out := ""
-	for i, n := range names {
-		if i > 0 {
-			out += ", "
-		}
-		out += n
-	}
-	return out
 }
 
 // Size is the size of a record as §3.1 measures it: the length of its

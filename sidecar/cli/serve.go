@@ -1,0 +1,203 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/seed-6e06167c/mcp-executor/sidecar"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/socket"
+)
+
+func init() {
+	extraCommands["serve"] = command{
+		summary: "run the executor on a Unix socket, one MCP session per connection",
+		run:     runServe,
+	}
+	extraCommands["bridge"] = command{
+		summary: "join standard input and output to a serve socket (for the agent's MCP client)",
+		run:     runBridge,
+	}
+}
+
+func runServe(ctx context.Context, env Env, args []string) int {
+	fs := newFlags(env, "serve", "--config FILE --listen unix:PATH [--health ADDR] [--drain DURATION]")
+	config := fs.String("config", "", "the executor's settings `file` (JSON)")
+	listen := fs.String("listen", "", "the socket to listen on, `unix:PATH`")
+	health := fs.String("health", "", "TCP `address` of /healthz and /readyz, e.g. :8081 (none when empty)")
+	drain := fs.Duration("drain", 25*time.Second, "after SIGTERM, how long calls in flight are given to finish")
+	if code, done := parseFlags(fs, args); done {
+		return code
+	}
+	if *config == "" || *listen == "" || fs.NArg() != 0 {
+		fmt.Fprintln(env.Stderr, "mcp-executor serve: --config FILE and --listen unix:PATH are required")
+		fs.Usage()
+		return ExitUsage
+	}
+	path, err := socket.ParseAddress(*listen)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "mcp-executor serve: --listen: %v\n", err)
+		return ExitUsage
+	}
+	log := newLogger(env.Stderr)
+	if err := serve(ctx, serveOptions{
+		config: *config, socketPath: path, healthAddr: *health, drain: *drain, env: env, log: log,
+	}); err != nil {
+		log.Error("serve stopped", slog.String("error", err.Error()))
+		fmt.Fprintf(env.Stderr, "mcp-executor serve: %v\n", err)
+		return ExitFinding
+	}
+	return ExitOK
+}
+
+type serveOptions struct {
+	config     string
+	socketPath string
+	healthAddr string
+	drain      time.Duration
+	env        Env
+	log        *slog.Logger
+	// ready, when set, is told the socket's address once the executor accepts connections (tests).
+	ready func()
+}
+
+// serve runs the executor on a Unix socket until ctx ends (SIGTERM), then drains: it stops accepting,
+// ends every session's input so the sessions finish the calls in flight (each gets its receipt), waits
+// up to o.drain, cuts what is left, and closes the executor after the last stub is written.
+func serve(ctx context.Context, o serveOptions) error {
+	hs := socket.NewHealth("keys", "book", "copy", "socket")
+	if o.healthAddr != "" {
+		addr, errc, err := socket.ServeHealth(ctx, o.healthAddr, hs)
+		if err != nil {
+			return err
+		}
+		o.log.Info("health endpoint", slog.String("address", addr.String()))
+		go func() {
+			if err := <-errc; err != nil {
+				o.log.Error("health endpoint stopped", slog.String("error", err.Error()))
+			}
+		}()
+	}
+	exe, err := sidecar.Open(ctx, sidecar.OpenOptions{ConfigPath: o.config, Logger: o.log})
+	if err != nil {
+		return err
+	}
+	// Open loads the keys, verifies the book and opens the copy, or fails.
+	hs.Set("keys", nil)
+	hs.Set("book", nil)
+	hs.Set("copy", nil)
+	defer func() {
+		if cerr := exe.Close(); cerr != nil {
+			o.log.Error("closing the executor", slog.String("error", cerr.Error()))
+		}
+	}()
+
+	l, err := socket.Listen(o.socketPath)
+	if err != nil {
+		return err
+	}
+	hs.Set("socket", nil)
+	o.log.Info("listening", slog.String("socket", o.socketPath))
+	if o.ready != nil {
+		o.ready()
+	}
+
+	// Sessions run under their own context: SIGTERM must not cut calls in flight.
+	sessCtx, cutSessions := context.WithCancel(context.WithoutCancel(ctx))
+	defer cutSessions()
+	var (
+		mu    sync.Mutex
+		conns = map[*net.UnixConn]struct{}{}
+		wg    sync.WaitGroup
+	)
+	acceptDone := make(chan struct{})
+	go func() {
+		defer close(acceptDone)
+		for n := 1; ; n++ {
+			conn, err := l.AcceptUnix()
+			if err != nil {
+				if !errors.Is(err, net.ErrClosed) {
+					o.log.Error("accepting a connection", slog.String("error", err.Error()))
+				}
+				return
+			}
+			peer, perr := socket.Peer(conn)
+			attrs := []any{slog.Int("session", n)}
+			if perr == nil {
+				attrs = append(attrs, slog.Uint64("peer_uid", uint64(peer.UID)), slog.Int("peer_pid", int(peer.PID)))
+			} else {
+				attrs = append(attrs, slog.String("peer_error", perr.Error()))
+			}
+			o.log.Info("session opened", attrs...)
+			mu.Lock()
+			conns[conn] = struct{}{}
+			mu.Unlock()
+			wg.Add(1)
+			go func(n int, conn *net.UnixConn) {
+				defer wg.Done()
+				defer func() {
+					mu.Lock()
+					delete(conns, conn)
+					mu.Unlock()
+					conn.Close()
+				}()
+				err := exe.Serve(sessCtx, conn, conn, o.env.Stderr)
+				if code, ok := sidecar.IsExit(err); ok {
+					o.log.Info("session ended: the tool server exited", slog.Int("session", n), slog.Int("code", code))
+				} else if err != nil && !errors.Is(err, context.Canceled) {
+					o.log.Warn("session ended", slog.Int("session", n), slog.String("error", err.Error()))
+				} else {
+					o.log.Info("session ended", slog.Int("session", n))
+				}
+			}(n, conn)
+		}
+	}()
+
+	<-ctx.Done()
+	o.log.Info("stopping: no new sessions; draining calls in flight", slog.Duration("budget", o.drain))
+	hs.Set("socket", errors.New("stopping"))
+	l.Close()
+	<-acceptDone
+	mu.Lock()
+	for c := range conns {
+		// End the session's input: calls already sent finish and get their receipts; answers still go out.
+		_ = c.CloseRead()
+	}
+	mu.Unlock()
+	drained := make(chan struct{})
+	go func() { wg.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(o.drain):
+		o.log.Warn("drain budget spent: cutting the sessions left; their sent calls still get receipts")
+		cutSessions()
+		<-drained
+	}
+	return nil
+}
+
+func runBridge(ctx context.Context, env Env, args []string) int {
+	fs := newFlags(env, "bridge", "--connect unix:PATH")
+	connect := fs.String("connect", "", "the executor's socket, `unix:PATH`")
+	if code, done := parseFlags(fs, args); done {
+		return code
+	}
+	if *connect == "" || fs.NArg() != 0 {
+		fmt.Fprintln(env.Stderr, "mcp-executor bridge: --connect unix:PATH is required")
+		fs.Usage()
+		return ExitUsage
+	}
+	if _, err := socket.ParseAddress(*connect); err != nil {
+		fmt.Fprintf(env.Stderr, "mcp-executor bridge: --connect: %v\n", err)
+		return ExitUsage
+	}
+	if err := socket.Bridge(ctx, *connect, env.Stdin, env.Stdout); err != nil {
+		fmt.Fprintf(env.Stderr, "mcp-executor bridge: %v\n", err)
+		return ExitFinding
+	}
+	return ExitOK
+}

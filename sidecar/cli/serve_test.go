@@ -1,0 +1,234 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/seed-6e06167c/mcp-executor/internal/testenv"
+	"github.com/seed-6e06167c/mcp-executor/receipts/book"
+)
+
+// TestServeTwoBridgesAndDrain runs the real binary: `serve` on a Unix socket, two MCP clients that each
+// start `mcp-executor bridge` as their server command and call tools at the same time, then SIGTERM
+// while a slow call is at a tool server. Every call sent gets exactly one stub in the one book, the book
+// checks intact, and serve exits 0 after writing the interrupted call's receipt.
+func TestServeTwoBridgesAndDrain(t *testing.T) {
+	exe := binary(t)
+	dir := t.TempDir()
+	env, err := testenv.Build(testenv.Options{
+		Dir:     dir,
+		Command: testServerCommand(t),
+		Env:     map[string]map[string]any{testServerEnv: {"value": "1"}},
+		Tools: map[string]testenv.Tool{
+			"echo": {Action: "provared.data.read"},
+			"slow": {Action: "provared.data.read"},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "executor.sock")
+	serveCmd := exec.Command(exe, "serve", "--config", env.SettingsPath, "--listen", "unix:"+sock, "--drain", "20s")
+	serveLog := &lockedBuf{}
+	serveCmd.Stderr = serveLog
+	if err := serveCmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = serveCmd.Process.Kill() })
+	waitFor(t, func() bool { _, err := os.Stat(sock); return err == nil }, "the socket to appear", serveLog)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	connect := func() *mcp.ClientSession {
+		c := mcp.NewClient(&mcp.Implementation{Name: "bridge-test", Version: "1"}, nil)
+		s, err := c.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(exe, "bridge", "--connect", "unix:"+sock)}, nil)
+		if err != nil {
+			t.Fatalf("connecting through the bridge: %v\nserve log:\n%s", err, serveLog)
+		}
+		return s
+	}
+	a, b := connect(), connect()
+	const each = 5
+	var wg sync.WaitGroup
+	for _, s := range []*mcp.ClientSession{a, b} {
+		wg.Add(1)
+		go func(s *mcp.ClientSession) {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": fmt.Sprint(i)}})
+				if err != nil || res.IsError {
+					t.Errorf("echo %d: %v %+v", i, err, res)
+				}
+			}
+		}(s)
+	}
+	wg.Wait()
+
+	// A slow call in flight when SIGTERM arrives.
+	slowDone := make(chan error, 1)
+	go func() {
+		_, err := a.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 1500}})
+		slowDone <- err
+	}()
+	waitFor(t, func() bool { return strings.Contains(readFile(t, env.CopyPath), `"tool":"slow"`) }, "the slow call to be sent", serveLog)
+	if err := serveCmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- serveCmd.Wait() }()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("serve after SIGTERM: %v\n%s", err, serveLog)
+		}
+	case <-time.After(40 * time.Second):
+		t.Fatalf("serve did not stop after SIGTERM\n%s", serveLog)
+	}
+	<-slowDone
+	a.Close()
+	b.Close()
+
+	text, err := os.ReadFile(env.BookPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := book.CheckBook(text, book.Options{IssuerKeys: []string{env.Thumbprint}})
+	if !res.Summary.Intact || !res.Summary.WithinSlips {
+		t.Fatalf("book not intact/within slips: %+v\nproblems %+v", res.Summary, res.Problems)
+	}
+	if got, want := res.Summary.Counts.Stubs, 2*each+1; got != want {
+		t.Fatalf("stubs in the book: %d, want %d (every call sent, the interrupted one included)", got, want)
+	}
+	if res.Summary.Counts.Countersigned != res.Summary.Counts.Stubs {
+		t.Fatalf("every stub must be countersigned: %+v", res.Summary.Counts)
+	}
+	if !strings.Contains(serveLog.String(), "peer_uid") {
+		t.Errorf("the peer's uid is not logged:\n%s", serveLog)
+	}
+}
+
+// --- helpers shared by the command tests ---
+
+const testServerEnv = "MCP_EXECUTOR_CLI_TEST_SERVER"
+
+var (
+	buildOnce sync.Once
+	builtExe  string
+	buildErr  error
+)
+
+// binary builds ./cmd/mcp-executor once per test run.
+func binary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "mcp-executor-cli-test-*")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		builtExe = filepath.Join(dir, "mcp-executor")
+		out, err := exec.Command("go", "build", "-o", builtExe, "../../cmd/mcp-executor").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return builtExe
+}
+
+// testServerCommand is this test binary, which runs as an MCP tool server when testServerEnv is set.
+func testServerCommand(t *testing.T) string {
+	t.Helper()
+	p, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestMain(m *testing.M) {
+	if os.Getenv(testServerEnv) == "1" {
+		runTestToolServer()
+		return
+	}
+	code := m.Run()
+	if builtExe != "" {
+		os.RemoveAll(filepath.Dir(builtExe))
+	}
+	os.Exit(code)
+}
+
+type echoArgs struct {
+	Text string `json:"text"`
+}
+type slowArgs struct {
+	MS int `json:"ms"`
+}
+
+// runTestToolServer is a go-sdk MCP server on stdin/stdout with an echo tool and a slow tool.
+func runTestToolServer() {
+	s := mcp.NewServer(&mcp.Implementation{Name: "cli-test-server", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, a echoArgs) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.Text}}}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "slow"}, func(ctx context.Context, _ *mcp.CallToolRequest, a slowArgs) (*mcp.CallToolResult, any, error) {
+		select {
+		case <-time.After(time.Duration(a.MS) * time.Millisecond):
+		case <-ctx.Done():
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "slept"}}}, nil, nil
+	})
+	_ = s.Run(context.Background(), &mcp.StdioTransport{})
+}
+
+type lockedBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func waitFor(t *testing.T, cond func() bool, what string, log fmt.Stringer) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s\nlog:\n%s", what, log)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+var _ = bufio.NewReader

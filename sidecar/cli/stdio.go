@@ -1,0 +1,50 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/seed-6e06167c/mcp-executor/sidecar"
+)
+
+func runStdio(ctx context.Context, env Env, args []string) int {
+	fs := newFlags(env, "stdio", "--config FILE")
+	config := fs.String("config", "", "the executor's settings `file` (JSON)")
+	if code, done := parseFlags(fs, args); done {
+		return code
+	}
+	if *config == "" || fs.NArg() != 0 {
+		fmt.Fprintln(env.Stderr, "mcp-executor stdio: --config FILE is required, and nothing else")
+		fs.Usage()
+		return ExitUsage
+	}
+	log := newLogger(env.Stderr)
+	err := sidecar.RunStdio(ctx, sidecar.StdioOptions{
+		ConfigPath: *config, Stdin: env.Stdin, Stdout: env.Stdout, Stderr: env.Stderr, Logger: log,
+	})
+	if code, ok := sidecar.IsExit(err); ok {
+		log.Info("exiting with the tool server's code", slog.Int("code", code))
+		return code
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
+		log.Error("the executor stopped", slog.String("error", err.Error()))
+		fmt.Fprintf(env.Stderr, "mcp-executor stdio: %v\n", err)
+		return ExitFinding
+	}
+	return signalCode(ctx)
+}
+
+// signalCode is 0 after a normal end, 130 when SIGINT ended the run and 143 for SIGTERM. The root
+// context comes from signal.NotifyContext, whose cause names the signal.
+func signalCode(ctx context.Context) int {
+	if ctx.Err() == nil {
+		return ExitOK
+	}
+	if cause := context.Cause(ctx); cause != nil && strings.Contains(cause.Error(), "interrupt") {
+		return 130
+	}
+	return 143
+}
