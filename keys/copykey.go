@@ -3,9 +3,7 @@ package keys
 import (
 	"context"
 	"crypto/rand"
-	"errors"
 	"fmt"
-	"io/fs"
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 )
@@ -54,13 +52,7 @@ func loadCopyKey(ctx context.Context, spec, baseDir string, opts Options, create
 	if err != nil {
 		return nil, false, fmt.Errorf("copy key: %w", err)
 	}
-	created := false
-	text, err := src.Read(ctx)
-	if err != nil && create && errors.Is(err, fs.ErrNotExist) {
-		if created, err = createValue(ctx, src, NewCopyKey()); err == nil {
-			text, err = src.Read(ctx)
-		}
-	}
+	text, created, err := readOrCreate(ctx, src, create, NewCopyKey)
 	if err != nil {
 		return nil, false, fmt.Errorf("copy key %s: %w", src.Name(), err)
 	}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seed-6e06167c/mcp-executor/keys/vault"
+	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
 )
 
@@ -124,7 +126,8 @@ func TestLoadKeySetRefusals(t *testing.T) {
 		{"padded", `{"ed25519Seed":"` + b64(43) + `=","mldsa87Seed":"` + b64(43) + `"}`, KeySetSpec{}, "ed25519Seed: not base64url"},
 		{"short seed", `{"ed25519Seed":"` + b64(42) + `","mldsa87Seed":"` + b64(43) + `"}`, KeySetSpec{}, "ed25519Seed: 31 bytes"},
 		{"missing half", `{"mldsa87Seed":"` + b64(43) + `"}`, KeySetSpec{}, "needs both"},
-		{"mldsa source without transit", string(good.Marshal()), KeySetSpec{MLDSA: "env:X"}, "only for a vault-transit"},
+		{"whole document as a half", string(good.Marshal()), KeySetSpec{MLDSA: "env:X"}, "holds mldsa87Seed, but this source is only the Ed25519 half"},
+		{"bare seed as a half, bad", secretMark, KeySetSpec{MLDSA: "env:X"}, "Ed25519 half env:KEYS_TEST_BAD (environment variable KEYS_TEST_BAD): not base64url"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -165,6 +168,81 @@ func FuzzParseSeeds(f *testing.F) {
 		again, err := ParseSeeds(s.Marshal())
 		if err != nil || string(again.Marshal()) != string(s.Marshal()) {
 			t.Errorf("seeds do not survive Marshal: %v", err)
+		}
+	})
+}
+
+func TestSplitKeySet(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	spec := KeySetSpec{Source: "ed.json", MLDSA: "ml.json"}
+	s, created, err := LoadOrCreateKeySet(ctx, spec, dir, Options{})
+	if err != nil || !created {
+		t.Fatalf("LoadOrCreateKeySet: created %t, %v", created, err)
+	}
+	for name, member := range map[string]string{"ed.json": "ed25519Seed", "ml.json": "mldsa87Seed"} {
+		raw, _ := os.ReadFile(filepath.Join(dir, name))
+		var doc map[string]string
+		if err := json.Unmarshal(raw, &doc); err != nil || len(doc) != 1 || len(doc[member]) != 43 {
+			t.Errorf("%s holds %q, want only %s", name, raw, member)
+		}
+	}
+	again, created, err := LoadOrCreateKeySet(ctx, spec, dir, Options{})
+	if err != nil || created || !again.Keys().Equal(s.Keys()) {
+		t.Fatalf("second load: created %t, %v", created, err)
+	}
+	// A bare seed is accepted for a half.
+	seeds := NewSeeds()
+	t.Setenv("KEYS_TEST_ED", canon.B64(seeds.Ed25519))
+	t.Setenv("KEYS_TEST_ML", string(Seeds{MLDSA87: seeds.MLDSA87}.Marshal()))
+	bare, err := LoadKeySet(ctx, KeySetSpec{Source: "env:KEYS_TEST_ED", MLDSA: "env:KEYS_TEST_ML"}, "", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := jwk.NewLocalSigner(seeds.Ed25519, seeds.MLDSA87)
+	if !bare.Keys().Equal(want.Keys()) {
+		t.Errorf("split key set from a bare seed differs")
+	}
+}
+
+func TestTransitKeySetNeedsMLDSASource(t *testing.T) {
+	vc, err := vault.New(vault.Options{Address: "http://127.0.0.1:1", Auth: vault.Auth{Token: &vault.TokenAuth{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vc.Close()
+	opts := Options{Vault: vc}
+	cases := []struct {
+		spec    KeySetSpec
+		wantErr string
+	}{
+		{KeySetSpec{Source: "vault-transit:k"}, "open-source Vault's Transit has no ML-DSA keys (enterprise only)"},
+		{KeySetSpec{Source: "vault-transit:k", MLDSA: "vault-transit:m"}, "the ML-DSA-87 half cannot be a Vault Transit key"},
+	}
+	for _, c := range cases {
+		if _, err := LoadKeySet(context.Background(), c.spec, "", opts); err == nil || !strings.Contains(err.Error(), c.wantErr) {
+			t.Errorf("LoadKeySet(%+v) = %v, want error with %q", c.spec, err, c.wantErr)
+		}
+	}
+}
+
+func FuzzParseHalf(f *testing.F) {
+	s := NewSeeds()
+	f.Add(Seeds{MLDSA87: s.MLDSA87}.Marshal(), true)
+	f.Add([]byte(canon.B64(s.Ed25519)), false)
+	f.Add(s.Marshal(), false)
+	f.Add([]byte("{"), true)
+	f.Fuzz(func(t *testing.T, doc []byte, mldsa bool) {
+		alg := jwk.Ed25519
+		if mldsa {
+			alg = jwk.MLDSA87
+		}
+		seed, err := ParseHalf(doc, alg)
+		if err == nil && len(seed) != jwk.SeedSize {
+			t.Errorf("ParseHalf accepted a seed of %d bytes", len(seed))
+		}
+		if err != nil && len(doc) >= 12 && strings.Contains(err.Error(), string(doc)) {
+			t.Errorf("error quotes the document: %v", err)
 		}
 	})
 }

@@ -53,17 +53,7 @@ func (s *TransitSigner) Sign(ctx context.Context, alg string, signingInput []byt
 	}
 }
 
-func loadTransitKeySet(ctx context.Context, t *transitSource, spec KeySetSpec, baseDir string, opts Options, create bool) (jwk.Signer, bool, error) {
-	if spec.MLDSA == "" {
-		return nil, false, fmt.Errorf("key set %s: a Vault Transit key set needs a second source for its ML-DSA-87 seed: open-source Vault's Transit has no ML-DSA keys (enterprise only)", t.spec)
-	}
-	mlSrc, err := ParseSource(spec.MLDSA, baseDir, opts)
-	if err != nil {
-		return nil, false, fmt.Errorf("key set %s, ML-DSA-87 half: %w", t.spec, err)
-	}
-	if _, ok := mlSrc.(*transitSource); ok {
-		return nil, false, fmt.Errorf("key set %s: the ML-DSA-87 half cannot be a Transit key (open-source Vault has no ML-DSA keys)", t.spec)
-	}
+func loadTransitKeySet(ctx context.Context, t *transitSource, mlSrc Source, opts Options, create bool) (jwk.Signer, bool, error) {
 	created := false
 	key, err := t.v.ReadTransitKey(ctx, t.mount, t.name)
 	if err != nil && create && errors.Is(err, fs.ErrNotExist) {
@@ -81,22 +71,16 @@ func loadTransitKeySet(ctx context.Context, t *transitSource, spec KeySetSpec, b
 	if key.Exportable {
 		opts.logger().Warn("vault transit key is exportable: its private key can leave Vault", "source", t.spec)
 	}
-	seeds, mlCreated, err := readOrCreateSeeds(ctx, mlSrc, create, func() Seeds { return Seeds{MLDSA87: NewSeeds().MLDSA87} })
+	mlSeed, mlCreated, err := readOrCreateHalf(ctx, mlSrc, create, jwk.MLDSA87)
 	if err != nil {
-		return nil, false, fmt.Errorf("key set %s, ML-DSA-87 half: %w", t.spec, err)
-	}
-	if seeds.MLDSA87 == nil {
-		return nil, false, fmt.Errorf("key set %s, ML-DSA-87 half %s: no mldsa87Seed", t.spec, mlSrc.Name())
-	}
-	if seeds.Ed25519 != nil {
-		return nil, false, fmt.Errorf("key set %s, ML-DSA-87 half %s: holds an ed25519Seed, but the Ed25519 half is the Transit key; remove it", t.spec, mlSrc.Name())
+		return nil, false, err
 	}
 	edKey, err := jwk.NewEd25519Key(key.Public)
 	if err != nil {
 		return nil, false, fmt.Errorf("key set %s: Transit public key: %w", t.spec, err)
 	}
 	unused, _ := jwk.NewSeeds() // the local signer's Ed25519 half is never used
-	ml, err := jwk.NewLocalSigner(unused, seeds.MLDSA87)
+	ml, err := jwk.NewLocalSigner(unused, mlSeed)
 	if err != nil {
 		return nil, false, fmt.Errorf("key set %s: %w", t.spec, err)
 	}

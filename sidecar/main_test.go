@@ -128,6 +128,10 @@ func runRawServer() {
 		var m struct {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
+			Params struct {
+				Name           string          `json:"name"`
+				InputResponses json.RawMessage `json:"inputResponses"`
+			} `json:"params"`
 		}
 		if json.Unmarshal(line, &m) != nil || m.ID == nil {
 			continue
@@ -138,6 +142,14 @@ func runRawServer() {
 		case "tools/list":
 			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"},"x":1.0},  {"name":"hidden","inputSchema":{"type":"object"}} ,{"name":"order","inputSchema":{"type":"object"}}],"nextCursor":"c 1"}}`+"\n", m.ID)
 		case "tools/call":
+			if m.Params.Name == "ask" {
+				if m.Params.InputResponses == nil {
+					fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"resultType":"input_required","inputRequests":{"q1":{"method":"elicitation/create","params":{"message":"sure?","requestedSchema":{"type":"object"}}}},"requestState":"s1"}}`+"\n", m.ID)
+				} else {
+					fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"done"}]}}`+"\n", m.ID)
+				}
+				break
+			}
 			fmt.Fprintf(out, `{ "result" : %s , "jsonrpc":"2.0",  "id" :%s }`+"\n", rawResult, m.ID)
 		default:
 			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{}}`+"\n", m.ID)

@@ -101,7 +101,9 @@ func TestRecoveryWritesLateReceipts(t *testing.T) {
 
 			// A second start writes nothing more.
 			h2 := launch(t, env)
-			h2.stop()
+			if code := h2.stop(); code != 0 {
+				t.Errorf("the second start exited with %d", code)
+			}
 			if n := len(entriesOf(readBook(t, env.BookPath), "stub")); n != 1 {
 				t.Errorf("%d stubs after a second start", n)
 			}

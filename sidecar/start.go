@@ -1,6 +1,7 @@
 package sidecar
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -255,8 +256,43 @@ func canonicalValue(v any) (any, error) {
 // addSlip appends the slip to the book unless it is there already.
 func addSlip(bk *book.Book, sl *slip.Slip) error {
 	err := bk.Append(book.Line{Slip: sl.Record})
-	if err == nil || problem.Code(err) == "duplicate-slip" {
+	if err == nil {
 		return nil
 	}
+	if c := problem.Code(err); c == "duplicate-slip" || c == "duplicate-id" {
+		there, serr := slipInBook(bk.Path(), sl.Record.Payload)
+		if serr != nil {
+			return serr
+		}
+		if there {
+			return nil
+		}
+	}
 	return fmt.Errorf("adding the slip to the book: %w", err)
+}
+
+// slipInBook reports whether a line of the book is the slip whose
+// payload is given.
+func slipInBook(path, payload string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, fmt.Errorf("reading book %s: %w", path, err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), book.MaxLineBytes+2)
+	for sc.Scan() {
+		var line struct {
+			Slip *struct {
+				Payload string `json:"payload"`
+			} `json:"slip"`
+		}
+		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Slip != nil && line.Slip.Payload == payload {
+			return true, nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return false, fmt.Errorf("reading book %s: %w", path, err)
+	}
+	return false, nil
 }

@@ -13,7 +13,8 @@ import (
 // grant is what a login gives: a token and its lifetime.
 type grant struct {
 	token     string
-	ttl       time.Duration // 0: does not expire
+	ttl       time.Duration // what is left; 0: does not expire
+	period    time.Duration // the lifetime to ask for when renewing; 0: ttl
 	renewable bool
 }
 
@@ -171,5 +172,9 @@ func (t tokenLogin) login(ctx context.Context, _, tc *api.Client) (grant, error)
 	if err != nil {
 		return grant{}, fmt.Errorf("reading whether the token is renewable: %w", err)
 	}
-	return grant{token: tok, ttl: ttl, renewable: renewable}, nil
+	g := grant{token: tok, ttl: ttl, renewable: renewable}
+	if n, err := number(s.Data["creation_ttl"]); err == nil && n > 0 {
+		g.period = time.Duration(n) * time.Second
+	}
+	return g, nil
 }

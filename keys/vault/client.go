@@ -23,15 +23,17 @@ type Client struct {
 
 	mu        sync.Mutex
 	loggedIn  bool
-	expiresAt time.Time // zero: the token does not expire
-	refreshAt time.Time // zero: nothing to do
-	leaseTTL  time.Duration
+	expiresAt time.Time     // zero: the token does not expire
+	refreshAt time.Time     // zero: nothing to do
+	leaseTTL  time.Duration // the lifetime asked for when renewing
 	renewable bool
 	logins    int
 	renewals  int
 	lastErr   error
 
 	startLoop sync.Once
+	life      context.Context // ends at Close; bounds the renewal loop's calls
+	endLife   context.CancelFunc
 	wake      chan struct{}
 	stop      chan struct{}
 	done      chan struct{}
@@ -80,7 +82,10 @@ func New(opts Options) (*Client, error) {
 	if log == nil {
 		log = slog.Default()
 	}
+	life, endLife := context.WithCancel(context.Background())
 	return &Client{
+		life:    life,
+		endLife: endLife,
 		address: tc.Address(),
 		auth:    m,
 		api:     tc,
@@ -103,6 +108,7 @@ func (c *Client) AuthMethod() string { return c.auth.describe() }
 func (c *Client) Close() {
 	c.closeOnce.Do(func() {
 		close(c.stop)
+		c.endLife()
 		c.startLoop.Do(func() { close(c.done) }) // loop never started
 		<-c.done
 	})
@@ -145,11 +151,15 @@ func (c *Client) relogin(ctx context.Context, stale string) error {
 	c.logins++
 	c.lastErr = nil
 	c.leaseTTL = g.ttl
+	if g.period > 0 {
+		c.leaseTTL = g.period
+	}
 	c.renewable = g.renewable
 	c.setLifetime(now, g.ttl)
-	if c.auth.name() == "token" && g.token == stale && !g.renewable {
-		// the same token again and no way to extend it: look again when
-		// it has expired, in case the file was replaced by then
+	if g.token == stale {
+		// token auth gave the same token again: it cannot be extended
+		// further; look again when it has expired, in case the file was
+		// replaced by then
 		c.refreshAt = c.expiresAt
 	}
 	c.mu.Unlock()
@@ -219,7 +229,7 @@ func (c *Client) keepAlive() {
 
 // refresh extends or replaces the token; on failure it tries again soon.
 func (c *Client) refresh() {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(c.life, 30*time.Second)
 	defer cancel()
 	c.mu.Lock()
 	renewable, ttl, expires := c.renewable, c.leaseTTL, c.expiresAt

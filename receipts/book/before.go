@@ -40,6 +40,7 @@ type Proposal struct {
 	// approval exactly as handed over, both reported in the reference's order.
 	fault         error
 	approvalValue any
+	pass, terms   bool // named a pass or terms, which this package never holds
 }
 
 // Decision is the answer of the check before acting.
@@ -205,6 +206,9 @@ func (r *reader) decide(p Proposal, fl *flight) decided {
 		if !st.verified {
 			return notSound("this device could not check the slip's signature")
 		}
+		if p.pass {
+			return problem.New("pass-missing", "the proposal names a pass, and passes for helper agents are not supported by this checker")
+		}
 		lastWhen := st.lastWhen
 		for _, call := range fl.calls {
 			if call.when > lastWhen {
@@ -213,6 +217,9 @@ func (r *reader) decide(p Proposal, fl *flight) decided {
 		}
 		if q.when < lastWhen {
 			return problem.New("time-went-backwards", "the action is dated before the last stub in its chain")
+		}
+		if p.terms {
+			return problem.New("terms-not-found", "the proposal names a service's terms, and terms are not supported by this checker")
 		}
 		svc := st.rules.with[q.with]
 		if !q.hasWith {
@@ -301,9 +308,7 @@ func ProposalFromValue(v map[string]any) Proposal {
 	if p.fault == nil && (!has(v, "slip") || !has(v, "action")) {
 		p.fault = problem.New("bad-field", "a proposal needs slip and action")
 	}
-	if p.fault == nil && (has(v, "pass") || has(v, "terms")) {
-		p.fault = problem.New("bad-field", "passes and terms are not supported by this checker")
-	}
+	p.pass, p.terms = has(v, "pass"), has(v, "terms")
 	p.Slip, _ = v["slip"].(string)
 	p.Action, _ = v["action"].(string)
 	p.With, _ = v["with"].(string)

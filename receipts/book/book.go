@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
+	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
 	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 )
 
@@ -98,13 +101,58 @@ func OpenBook(path string, opts Options) (*Book, error) {
 		return nil, fmt.Errorf("locking book %s (is another executor using it?): %w", path, err)
 	}
 	b := &Book{path: path, f: f}
-	r := newReader(opts, false)
-	if err := b.read(r); err != nil {
+	r, err := b.readAll(opts)
+	if err != nil {
 		f.Close()
 		return nil, err
 	}
 	b.ledger = newLedger(r)
 	return b, nil
+}
+
+// readAll reads the whole book. The hybrid signatures are checked on every
+// core while the lines are read in order, taking each as valid; if any
+// turns out not to check, which only a damaged book shows, the book is read
+// again from the start, checking each signature in its turn, so that the
+// answer is always the one a reading in order gives.
+func (b *Book) readAll(opts Options) (*reader, error) {
+	type job struct {
+		key        *jwk.Key
+		input, sig []byte
+	}
+	jobs := make(chan job, 512)
+	var failed atomic.Bool
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for j := range jobs {
+				if !j.key.Verify(j.input, j.sig) {
+					failed.Store(true)
+				}
+			}
+		})
+	}
+	r := newReader(opts, false)
+	r.verify = func(k *jwk.Key, input, sig []byte) bool {
+		jobs <- job{k, input, sig}
+		return true
+	}
+	err := b.read(r)
+	close(jobs)
+	wg.Wait()
+	if err == nil && failed.Load() {
+		if _, err := b.f.Seek(0, io.SeekStart); err != nil {
+			return nil, fmt.Errorf("reading book %s again: %w", b.path, err)
+		}
+		b.size, b.needLF = 0, false
+		r = newReader(opts, false)
+		err = b.read(r)
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.verify = verifyWithKey
+	return r, nil
 }
 
 func (b *Book) read(r *reader) error {

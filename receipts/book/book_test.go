@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -312,4 +313,45 @@ func FuzzCheckBook(f *testing.F) {
 			t.Fatal("a book with a problem reads as intact")
 		}
 	})
+}
+
+// TestOpenBookFindsADamagedSignature: a book whose signatures are checked
+// on every core at once still gives the answer of a reading in order.
+func TestOpenBookFindsADamagedSignature(t *testing.T) {
+	vf := loadVectors(t, "books.json")
+	for _, c := range vf.Cases {
+		name := c["name"].(string)
+		if name != "a stub changed after signing" && name != "two stubs within the slip" && name != "every kind of finding" {
+			continue
+		}
+		opts := optionsOf(c["options"])
+		text := []byte(c["text"].(string))
+		path := filepath.Join(t.TempDir(), "book.jsonl")
+		if err := os.WriteFile(path, text, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		b, err := OpenBook(path, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := CheckBook(text, opts)
+		first := ""
+		for _, e := range res.Entries {
+			if len(e.Problems) > 0 {
+				first = fmt.Sprintf("line %d of the book has a problem: %s", e.Index+1, e.Problems[0].Code)
+				break
+			}
+		}
+		err = b.Ledger().Sound()
+		switch {
+		case res.Summary.Intact && err != nil:
+			t.Errorf("%s: intact, but the ledger says %v", name, err)
+		case !res.Summary.Intact && (err == nil || !strings.HasPrefix(err.Error(), first)):
+			t.Errorf("%s: %s, but the ledger says %v", name, first, err)
+		}
+		if b.Ledger().Counts() != res.Summary.Counts {
+			t.Errorf("%s: counts %+v, the checker's %+v", name, b.Ledger().Counts(), res.Summary.Counts)
+		}
+		b.Close()
+	}
 }

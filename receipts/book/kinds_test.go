@@ -21,6 +21,10 @@ func (f *fixture) cancellation(t *testing.T, pk *passkey.DevPasskey, when time.T
 	return r
 }
 
+func (f *fixture) cancellationBy(t *testing.T, when time.Time) *record.Record {
+	return f.cancellation(t, f.pk, when)
+}
+
 func (f *fixture) acknowledgement(t *testing.T, cancellation string, when time.Time) *record.Record {
 	t.Helper()
 	c := map[string]any{"type": "provared.acknowledgement.v0", "id": canon.NewID(), "slip": f.slip.Fingerprint,
@@ -147,5 +151,39 @@ func TestBrokenRecordsInABook(t *testing.T) {
 	}
 	if res.Summary.Intact || res.Summary.WithinSlips || !res.Summary.ProblemFound {
 		t.Fatalf("summary %+v", res.Summary)
+	}
+}
+
+// TestProposalFromValue: a proposal handed over as a value is refused
+// where the reference refuses it, with its code.
+func TestProposalFromValue(t *testing.T) {
+	f := newFixture(t, nil)
+	text := lineBytes(t, f.slipLine())
+	base := func() map[string]any {
+		return map[string]any{"slip": f.slip.Fingerprint, "action": "tool.a", "with": "executor", "when": f.start.Add(time.Minute).UnixMilli()}
+	}
+	for name, tc := range map[string]struct {
+		change func(map[string]any)
+		code   string
+	}{
+		"inside the slip":     {func(map[string]any) {}, ""},
+		"an unknown member":   {func(v map[string]any) { v["colour"] = "red" }, "bad-field"},
+		"no action":           {func(v map[string]any) { delete(v, "action") }, "bad-field"},
+		"an empty list":       {func(v map[string]any) { v["details"] = []any{} }, "bad-field"},
+		"a reserved action":   {func(v map[string]any) { v["action"] = "provared.nothing" }, "bad-field"},
+		"a pass":              {func(v map[string]any) { v["pass"] = f.slip.Fingerprint }, "pass-missing"},
+		"terms":               {func(v map[string]any) { v["terms"] = f.slip.Fingerprint }, "terms-not-found"},
+		"an approval of junk": {func(v map[string]any) { v["approval"] = map[string]any{"payload": "x"} }, "bad-envelope"},
+	} {
+		v := base()
+		tc.change(v)
+		d := CheckBefore(text, ProposalFromValue(v), f.opts)
+		got := ""
+		if len(d.Problems) > 0 {
+			got = d.Problems[0].Code
+		}
+		if got != tc.code || d.Allowed != (tc.code == "") {
+			t.Errorf("%s: %+v, want %q", name, d, tc.code)
+		}
 	}
 }

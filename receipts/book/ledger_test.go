@@ -140,6 +140,22 @@ func TestLedgerMatchesFromScratch(t *testing.T) {
 				}
 
 				switch {
+				case step == 22 && seed%2 == 0:
+					// The person cancels the slip: the calls in flight are written, then the cancellation.
+					for _, x := range inflight {
+						if err := b.AppendStub(x.res, x.line); err != nil {
+							t.Fatalf("%s: committing a call in flight: %v", name, err)
+						}
+					}
+					inflight = nil
+					if err := b.Append(Line{Cancellation: f.cancellationBy(t, when)}); err != nil {
+						t.Fatalf("%s: cancelling: %v", name, err)
+					}
+				case rng.IntN(12) == 0:
+					// A refusal changes no total.
+					if err := b.Append(Line{Refusal: f.refusal(t, p.Action, when)}); err != nil {
+						t.Fatalf("%s: a refusal: %v", name, err)
+					}
 				case want.Allowed && p.Approval == nil && len(inflight) < 3 && rng.IntN(2) == 0:
 					// Leave the call in flight for a while.
 					res, d := l.Reserve(p)

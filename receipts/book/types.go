@@ -1,7 +1,5 @@
 package book
 
-import "math/big"
-
 // Limits of the format (section 7).
 const (
 	MaxEntries   = 100000 // the most entries a book may hold
@@ -90,15 +88,14 @@ type Entry struct {
 	// Needs lists what the slip asks to go with a stub.
 	Needs []string `json:"needs,omitempty"`
 
-	signatures       []SigState // the entry's own signatures, as checked
-	signatureChecked bool       // for slips and cancellations: the one passkey signature
-	passkeyState     string     // slip or cancellation: valid, invalid, unavailable, unchecked
-	passkeyAlg       string
-	counterState     string // stubs: absent, unchecked, invalid, valid, unavailable
-	counterSigs      []SigState
-	approvalState    string // stubs: absent, invalid, valid, unavailable
-	approvalAlg      string
-	late             []Finding // findings settled after every stub was read (periods)
+	signatures    []SigState // the entry's own signatures, as checked
+	passkeyState  string     // slip or cancellation: valid, invalid, unavailable, unchecked
+	passkeyAlg    string
+	counterState  string // stubs: absent, unchecked, invalid, valid, unavailable
+	counterSigs   []SigState
+	approvalState string // stubs: absent, invalid, valid, unavailable
+	approvalAlg   string
+	late          []Finding // findings settled after every stub was read (periods)
 }
 
 // Counts are the numbers of entries of each kind.
@@ -140,5 +137,3 @@ type Result struct {
 	Entries  []Entry   `json:"entries"`
 	Summary  Summary   `json:"summary"`
 }
-
-func bigOf(v int64) *big.Int { return big.NewInt(v) }

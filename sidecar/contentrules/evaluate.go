@@ -65,6 +65,15 @@ func (rs *Rules) Evaluate(tool string, arguments []byte) *Refusal {
 type evaluation struct {
 	args    any
 	content map[contentKey]contentRead
+	// matched holds the result of each pattern already tested on each
+	// text in this call: rules often repeat a when ("**settings.json").
+	matched map[matchKey]bool
+}
+
+type matchKey struct {
+	where   string // "" for the arguments, else the content pointer and form
+	pointer string
+	pattern string
 }
 
 type contentKey struct {
@@ -79,7 +88,7 @@ type contentRead struct {
 
 func (e *evaluation) rule(r *Rule) *Refusal {
 	for _, c := range r.When {
-		holds, unreadable := c.holds(e.args)
+		holds, unreadable := e.holds(c, e.args, "")
 		if unreadable != "" {
 			return refuse(r, CodeContentUnreadable, c.place("the arguments")+" "+unreadable)
 		}
@@ -90,8 +99,9 @@ func (e *evaluation) rule(r *Rule) *Refusal {
 	if r.Test == nil {
 		return refuse(r, CodeContentRule, "the rule refuses every call it applies to")
 	}
-	content, where := e.args, "the arguments"
+	content, where, key := e.args, "the arguments", ""
 	if r.Content != nil {
+		key = "content " + strconv.FormatBool(r.Content.AsJSON) + " " + r.Content.Pointer
 		where = "the content at " + quote(r.Content.Pointer)
 		got := e.read(r.Content)
 		if got.problem != "" {
@@ -100,7 +110,7 @@ func (e *evaluation) rule(r *Rule) *Refusal {
 		content = got.value
 	}
 	for _, c := range r.Test {
-		holds, unreadable := c.holds(content)
+		holds, unreadable := e.holds(c, content, key)
 		if unreadable != "" {
 			return refuse(r, CodeContentUnreadable, c.place(where)+" "+unreadable)
 		}
@@ -144,10 +154,10 @@ func readContent(args any, c *Content) contentRead {
 	return contentRead{value: parsed}
 }
 
-// holds tests the condition on the value at its pointer in doc. It
-// returns a reason instead when the value cannot be tested exactly (a text
-// too long for a pattern).
-func (c *Condition) holds(doc any) (holds bool, unreadable string) {
+// holds tests the condition c on the value at its pointer in doc (named
+// by where, for remembering pattern results). It returns a reason instead
+// when the value cannot be tested exactly (a text too long for a pattern).
+func (e *evaluation) holds(c *Condition, doc any, where string) (holds bool, unreadable string) {
 	v, found := c.ptr.find(doc)
 	if c.Kind == Absent {
 		return !found, ""
@@ -173,7 +183,16 @@ func (c *Condition) holds(doc any) (holds bool, unreadable string) {
 		if longerThan(s, MaxMatchedChars) {
 			return false, fmt.Sprintf("is a text over %s characters, too long to test against a pattern", "4,096")
 		}
-		return c.pat.match(s), ""
+		key := matchKey{where, c.Pointer, c.Pattern}
+		if m, ok := e.matched[key]; ok {
+			return m, ""
+		}
+		m := c.pat.match(s)
+		if e.matched == nil {
+			e.matched = map[matchKey]bool{}
+		}
+		e.matched[key] = m
+		return m, ""
 	}
 	return false, ""
 }

@@ -23,6 +23,10 @@ type pattern struct {
 	// rare character costs fewer steps than a set would.
 	litSets  map[rune][]uint64
 	litLists map[rune][]int32
+	// asciiSet[c] is 1 + the index in asciiSets of the set of an ASCII
+	// character c of the pattern, 0 for none: no map look-up for ASCII.
+	asciiSet  [128]uint16
+	asciiSets [][]uint64
 }
 
 type tokenKind uint8
@@ -94,6 +98,16 @@ func compilePattern(s string) *pattern {
 	}
 	for i, t := range toks {
 		bit := uint64(1) << (i % 64)
+		if t.kind == tokLiteral && t.r < 128 {
+			k := p.asciiSet[t.r]
+			if k == 0 {
+				p.asciiSets = append(p.asciiSets, make([]uint64, w))
+				k = uint16(len(p.asciiSets))
+				p.asciiSet[t.r] = k
+			}
+			p.asciiSets[k-1][i/64] |= bit
+			continue
+		}
 		switch t.kind {
 		case tokOneStar:
 			p.oneStar[i/64] |= bit
@@ -122,6 +136,9 @@ func compilePattern(s string) *pattern {
 // match reports whether the whole of text matches the pattern. text must
 // be valid UTF-8.
 func (p *pattern) match(text string) bool {
+	if p.words == 1 {
+		return p.matchOneWord(text)
+	}
 	w := p.words
 	buf := make([]uint64, 3*w)
 	cur, next, adv := buf[:w], buf[w:2*w], buf[2*w:]
@@ -129,18 +146,15 @@ func (p *pattern) match(text string) bool {
 	p.closeOver(cur)
 	for _, c := range text {
 		sepChar := isSep(c)
-		alive := false
-		for i := range w {
-			a := uint64(0)
-			if sepChar {
-				a = cur[i] & p.sep[i]
-			} else {
-				a = cur[i] & p.anyOne[i]
+		if sepChar {
+			for i := range w {
+				adv[i] = cur[i] & p.sep[i]
 			}
-			adv[i] = a
-		}
-		if !sepChar {
-			if set, ok := p.litSets[c]; ok {
+		} else {
+			for i := range w {
+				adv[i] = cur[i] & p.anyOne[i]
+			}
+			if set := p.literalSet(c); set != nil {
 				for i := range w {
 					adv[i] |= cur[i] & set[i]
 				}
@@ -151,6 +165,7 @@ func (p *pattern) match(text string) bool {
 			}
 		}
 		// Advance over the matched tokens, stay on the stars.
+		alive := false
 		var carry uint64
 		for i := range w {
 			v := adv[i]
@@ -172,6 +187,46 @@ func (p *pattern) match(text string) bool {
 	}
 	last := p.parts
 	return cur[last/64]&(1<<(last%64)) != 0
+}
+
+// literalSet is the set of positions of the literal c, or nil where c's
+// positions are kept as a list (or c is not in the pattern).
+func (p *pattern) literalSet(c rune) []uint64 {
+	if c < 128 {
+		if k := p.asciiSet[c]; k != 0 {
+			return p.asciiSets[k-1]
+		}
+		return nil
+	}
+	return p.litSets[c]
+}
+
+// matchOneWord is match for a pattern of at most 63 parts, whose sets of
+// positions fit in one word.
+func (p *pattern) matchOneWord(text string) bool {
+	sep, anyOne, oneStar, twoStar := p.sep[0], p.anyOne[0], p.oneStar[0], p.twoStar[0]
+	stars := oneStar | twoStar
+	cur := uint64(1)
+	cur |= (cur & stars) << 1
+	for _, c := range text {
+		var adv, stay uint64
+		if isSep(c) {
+			adv = cur & sep
+			stay = cur & twoStar
+		} else {
+			adv = cur & anyOne
+			if set := p.literalSet(c); set != nil {
+				adv |= cur & set[0]
+			}
+			stay = cur & stars
+		}
+		cur = adv<<1 | stay
+		if cur == 0 {
+			return false
+		}
+		cur |= (cur & stars) << 1
+	}
+	return cur&(1<<p.parts) != 0
 }
 
 // closeOver adds the positions reached by letting each star match nothing.

@@ -89,34 +89,48 @@ func TestPatternLongAcrossWords(t *testing.T) {
 	}
 }
 
-// refMatch is the plain backtracking reading of a pattern, for short
-// inputs only: the reference the automaton is compared with.
+// refMatch is the plain recursive reading of a pattern, the reference the
+// automaton is compared with. It is memoised on (pattern, text) positions
+// only so that the fuzz test stays quick.
 func refMatch(p, s []rune) bool {
-	if len(p) == 0 {
-		return len(s) == 0
-	}
-	switch p[0] {
-	case '*':
-		k := 0
-		for k < len(p) && p[k] == '*' {
-			k++
+	memo := map[[2]int]bool{}
+	var m func(i, j int) bool
+	m = func(i, j int) bool {
+		key := [2]int{i, j}
+		if v, ok := memo[key]; ok {
+			return v
 		}
-		for i := 0; i <= len(s); i++ {
-			if refMatch(p[k:], s[i:]) {
-				return true
+		var r bool
+		switch {
+		case i == len(p):
+			r = j == len(s)
+		case p[i] == '*':
+			k := i
+			for k < len(p) && p[k] == '*' {
+				k++
 			}
-			if i < len(s) && k == 1 && isSep(s[i]) {
-				return false
+			for x := j; x <= len(s); x++ {
+				if m(k, x) {
+					r = true
+					break
+				}
+				if x < len(s) && k-i == 1 && isSep(s[x]) {
+					break
+				}
 			}
+		case j == len(s):
+			r = false
+		case p[i] == '?':
+			r = !isSep(s[j]) && m(i+1, j+1)
+		case isSep(p[i]):
+			r = isSep(s[j]) && m(i+1, j+1)
+		default:
+			r = s[j] == p[i] && m(i+1, j+1)
 		}
-		return false
-	case '?':
-		return len(s) > 0 && !isSep(s[0]) && refMatch(p[1:], s[1:])
-	case '/', '\\':
-		return len(s) > 0 && isSep(s[0]) && refMatch(p[1:], s[1:])
-	default:
-		return len(s) > 0 && s[0] == p[0] && refMatch(p[1:], s[1:])
+		memo[key] = r
+		return r
 	}
+	return m(0, 0)
 }
 
 // FuzzPattern compares the automaton with the backtracking reference on
@@ -133,7 +147,7 @@ func FuzzPattern(f *testing.F) {
 			return
 		}
 		p, s := []rune(pat), []rune(text)
-		if len(p) > 12 || len(s) > 16 {
+		if len(p) > 24 || len(s) > 32 {
 			return
 		}
 		want := refMatch(p, s)

@@ -1,0 +1,381 @@
+package book
+
+import (
+	"math"
+
+	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
+	"github.com/seed-6e06167c/mcp-executor/receipts/record"
+	"github.com/seed-6e06167c/mcp-executor/receipts/slip"
+)
+
+// Reading each kind of entry, as the reference's checkXxxEntry functions
+// do, in their order of checks and with their codes.
+
+func (r *reader) findSlip(fingerprint string) (*slipState, error) {
+	st := r.slips[fingerprint]
+	if st == nil {
+		return nil, problemf("slip-missing", "the slip this entry relies on is not earlier in the book")
+	}
+	if !st.usable {
+		return nil, problemf("slip-unusable", "the slip this entry relies on did not pass its own check")
+	}
+	return st, nil
+}
+
+// underConfirmedSlip: what sits under a slip this device could not
+// confirm is not evidence either, whatever its own signatures say.
+func underConfirmedSlip(e *Entry, st *slipState) {
+	if st.verified || e.Verified == "none" {
+		return
+	}
+	e.Verified = "none"
+	e.Notes = append(e.Notes, "the slip this entry relies on could not be confirmed on this device, so this entry is not shown")
+}
+
+func (r *reader) readSlip(e *Entry, v any) func() {
+	e.Kind = KindSlip
+	s, res := slip.Check(v, r.opts.slipOptions())
+	e.Fingerprint = res.Fingerprint
+	for _, p := range res.Problems {
+		e.Problems = append(e.Problems, Finding{p.Code, p.Message})
+	}
+	e.Notes = append(e.Notes, res.Notes...)
+	e.passkeyState, e.passkeyAlg = res.Signature.State, res.Signature.Alg
+	if res.Content != nil && s != nil {
+		r.noteID(e, s.ID)
+	}
+	var add *slipState
+	if res.Fingerprint != "" {
+		if _, dup := r.slips[res.Fingerprint]; dup {
+			e.Problems = append(e.Problems, Finding{"duplicate-slip", "this slip is already in the book"})
+		} else {
+			usable := len(e.Problems) == 0 && s != nil
+			add = &slipState{
+				fingerprint: res.Fingerprint, slip: s, usable: usable,
+				verified: usable && res.Signature.State == stateValid,
+				lastWhen: math.MinInt64, tally: newTally(),
+			}
+			if s != nil {
+				add.rules = rulesOf(s)
+			}
+		}
+	}
+	if res.Signature.State == stateValid {
+		e.Verified = "all"
+	}
+	if add == nil {
+		return nil
+	}
+	return func() {
+		r.slips[add.fingerprint] = add
+		r.slipOrder = append(r.slipOrder, add)
+	}
+}
+
+func (r *reader) readStub(e *Entry, v map[string]any) func() {
+	e.Kind = KindStub
+	e.counterState, e.approvalState = stateAbsent, stateAbsent
+	if has(v, "countersignature") {
+		e.counterState = stateUnchecked
+	}
+	rec, err := record.Parse(v["stub"], "stub")
+	if err != nil {
+		e.Problems = append(e.Problems, findingOf(err))
+		return nil
+	}
+	e.Fingerprint = rec.Fingerprint
+	if err := record.ValidateStub(rec.Content); err != nil {
+		e.Problems = append(e.Problems, findingOf(err))
+		return nil
+	}
+	c := rec.Content
+	e.Slip = str(c, "slip")
+	r.noteID(e, str(c, "id"))
+	if r.expectSlip != "" && e.Slip != r.expectSlip {
+		e.Problems = append(e.Problems, Finding{"check-failed", "the stub is not under the slip its call was reserved under"})
+		return nil
+	}
+	st, err := r.findSlip(e.Slip)
+	if err != nil {
+		e.Problems = append(e.Problems, findingOf(err))
+		return nil
+	}
+	if has(c, "pass") {
+		// Passes are not read here, so the pass is never earlier in the book.
+		e.Problems = append(e.Problems, Finding{"pass-missing", "the stub names a pass, and passes for helper agents are not supported by this checker"})
+		return nil
+	}
+	e.signatures = r.keySetSignatures(rec, st.slip.Agent.Keys)
+	if overall(e.signatures) == stateInvalid {
+		e.Problems = append(e.Problems, Finding{"signature-invalid", "a signature on the stub does not fit the agent's keys"})
+	}
+	e.Verified = verifiedBy(e.signatures)
+	underConfirmedSlip(e, st)
+
+	// Its place in the chain; carry on from it, so that one break is reported once.
+	q := requestOf(c)
+	seq := whole(c, "seq")
+	if seq != st.next || (seq > 0 && str(c, "previous") != st.last) {
+		e.Problems = append(e.Problems, Finding{"chain-broken", "the chain is broken here: a stub is missing, moved, repeated or changed"})
+	}
+	if q.when < st.lastWhen {
+		e.Problems = append(e.Problems, Finding{"time-went-backwards", "this stub is dated before the stub ahead of it"})
+	}
+
+	svc := st.rules.with[q.with]
+	if !q.hasWith {
+		svc = nil
+	}
+	if has(v, "countersignature") {
+		e.counterState = stateInvalid
+		if err := r.checkCountersignature(e, v["countersignature"], rec.Fingerprint, svc); err != nil {
+			e.Problems = append(e.Problems, findingOf(err))
+		}
+	}
+	if has(v, "approval") {
+		e.approvalState = stateInvalid
+		err := func() error {
+			if !has(c, "approval") {
+				return problemf("approval-mismatch", "the stub does not name the approval that is with it")
+			}
+			a, err := r.checkApproval(v["approval"], c, e.Slip, st, r)
+			if err != nil {
+				return err
+			}
+			e.approvalState, e.approvalAlg = a.state, a.alg
+			if a.when > q.when+clockAllowance {
+				return problemf("approval-dated-after-stub", "the approval is dated later than the stub that carries it")
+			}
+			return nil
+		}()
+		if err != nil {
+			e.Problems = append(e.Problems, findingOf(err))
+		}
+	} else if has(c, "approval") {
+		e.Problems = append(e.Problems, Finding{"approval-not-found", "the stub names an approval that is not with it"})
+	}
+	if has(c, "terms") {
+		e.Problems = append(e.Problems, Finding{"terms-not-found", "the stub relies on a service's terms, and terms are not supported by this checker"})
+	}
+
+	var effects []effect
+	if len(e.Problems) == 0 && e.Verified != "none" && st.verified {
+		e.Compared = true
+		shown := compareWithSlip(st.rules, committedView{st.tally}, q, svc, st.cancelled, forChecker)
+		effects = shown.effects
+		e.Breaches = append(e.Breaches, shown.breaches...)
+		e.Needs = shown.needs
+		if contains(shown.needs, "countersignature") && e.counterState == stateAbsent {
+			e.Breaches = append(e.Breaches, Finding{"countersignature-missing", "the slip asks for the other side to countersign this action, and there is no countersignature"})
+		}
+		if contains(shown.needs, "approval") && e.approvalState == stateAbsent {
+			e.Breaches = append(e.Breaches, Finding{"approval-missing", "the slip asks for the person's own approval of this action, and there is none"})
+		}
+	}
+	fingerprint, index, compared := rec.Fingerprint, e.Index, e.Compared
+	return func() {
+		st.next, st.last, st.lastWhen = seq+1, fingerprint, q.when
+		if compared {
+			st.tally.apply(effects, q.when, index)
+		}
+	}
+}
+
+func (r *reader) checkCountersignature(e *Entry, v any, stubFingerprint string, svc *service) error {
+	rec, err := record.Parse(v, "countersignature")
+	if err != nil {
+		return err
+	}
+	if err := record.ValidateCountersignature(rec.Content); err != nil {
+		return err
+	}
+	if str(rec.Content, "stub") != stubFingerprint {
+		return problemf("countersignature-wrong-stub", "the countersignature was made for a different stub")
+	}
+	if svc == nil || svc.keys == nil {
+		return problemf("countersignature-not-possible", "the slip names no keys for a service that could have countersigned this stub")
+	}
+	e.counterSigs = r.keySetSignatures(rec, *svc.keys)
+	e.counterState = overall(e.counterSigs)
+	if e.counterState == stateInvalid {
+		return problemf("countersignature-invalid", "a signature on the countersignature does not fit the service's keys")
+	}
+	return nil
+}
+
+// idBook is where an approval's id is looked up and noted: the reader
+// while a line is read, or a throwaway overlay for a proposal.
+type idBook interface {
+	hasID(id string) bool
+	hasApproval(id string) bool
+	noteApproval(id string)
+}
+
+func (r *reader) noteApproval(id string) {
+	r.pendingIDs = append(r.pendingIDs, id)
+	r.pendingApprovals = append(r.pendingApprovals, id)
+}
+
+type approvalCheck struct {
+	state, alg, fingerprint, id string
+	when                        int64
+}
+
+// checkApproval checks the person's approval of one action against that
+// action (the reference's checkApprovalRecord), in the reference's order.
+func (r *reader) checkApproval(v any, c map[string]any, slipFingerprint string, st *slipState, ids idBook) (approvalCheck, error) {
+	rec, err := record.Parse(v, "approval")
+	if err != nil {
+		return approvalCheck{}, err
+	}
+	if err := slip.ValidateApproval(rec.Content); err != nil {
+		return approvalCheck{}, err
+	}
+	a := rec.Content
+	if str(a, "slip") != slipFingerprint || requestText(a) != requestText(c) {
+		return approvalCheck{}, problemf("approval-mismatch", "the approval was given for something else")
+	}
+	if has(c, "approval") && str(c, "approval") != rec.Fingerprint {
+		return approvalCheck{}, problemf("approval-mismatch", "the approval with this stub is not the one the stub names")
+	}
+	id := str(a, "id")
+	if ids.hasApproval(id) {
+		return approvalCheck{}, problemf("approval-reused", "this approval has already been used for another action")
+	}
+	if ids.hasID(id) {
+		return approvalCheck{}, problemf("duplicate-id", "another record has the same unique number")
+	}
+	ids.noteApproval(id)
+	state, err := r.passkeyState(st.slip, rec)
+	if err != nil {
+		return approvalCheck{}, problemf("approval-invalid", "the approval was not signed with the passkey the slip names, or its passkey values do not check")
+	}
+	return approvalCheck{state: state, alg: st.slip.Issuer.Key.Alg, fingerprint: rec.Fingerprint, id: id, when: timeOf(a, "when")}, nil
+}
+
+func (r *reader) readRefusal(e *Entry, v any) {
+	e.Kind = KindRefusal
+	rec, err := record.Parse(v, "refusal")
+	if err != nil {
+		e.Problems = append(e.Problems, findingOf(err))
+		return
+	}
+	e.Fingerprint = rec.Fingerprint
+	if err := record.ValidateRefusal(rec.Content); err != nil {
+		e.Problems = append(e.Problems, findingOf(err))
+		return
+	}
+	c := rec.Content
+	e.Slip = str(c, "slip")
+	r.noteID(e, str(c, "id"))
+	st, err := r.findSlip(e.Slip)
+	if err != nil {
+		e.Problems = append(e.Problems, findingOf(err))
+		return
+	}
+	by, _ := c["by"].(map[string]any)
+	keys, err := jwk.CheckKeySet(by["keys"])
+	if err != nil {
+		e.Problems = append(e.Problems, findingOf(err))
+		return
+	}
+	e.signatures = r.keySetSignatures(rec, keys)
+	if overall(e.signatures) == stateInvalid {
+		e.Problems = append(e.Problems, Finding{"signature-invalid", "a signature on the refusal does not fit the keys the refusal gives"})
+	}
+	e.Verified = verifiedBy(e.signatures)
+	underConfirmedSlip(e, st)
+}
+
+func (r *reader) readCancellation(e *Entry, v any) func() {
+	e.Kind = KindCancellation
+	e.passkeyState = stateUnchecked
+	rec, err := record.Parse(v, "cancellation")
+	if err != nil {
+		e.Problems = append(e.Problems, findingOf(err))
+		return nil
+	}
+	e.Fingerprint = rec.Fingerprint
+	// The acknowledgement that names it finds it whatever became of it.
+	ref := func(st *slipState) func() {
+		fp, slipFP := e.Fingerprint, e.Slip
+		return func() {
+			if _, seen := r.cancellations[fp]; !seen {
+				r.cancellations[fp] = cancellationRef{slip: slipFP, sound: len(e.Problems) == 0}
+			}
+			if st != nil {
+				st.cancelled = true
+			}
+		}
+	}
+	if err := slip.ValidateCancellation(rec.Content); err != nil {
+		e.Problems = append(e.Problems, findingOf(err))
+		return ref(nil)
+	}
+	c := rec.Content
+	e.Slip = str(c, "slip")
+	r.noteID(e, str(c, "id"))
+	st, err := r.findSlip(e.Slip)
+	if err != nil {
+		e.Problems = append(e.Problems, findingOf(err))
+		return ref(nil)
+	}
+	e.passkeyAlg = st.slip.Issuer.Key.Alg
+	state, err := r.passkeyState(st.slip, rec)
+	e.passkeyState = state
+	if err != nil {
+		e.Problems = append(e.Problems, Finding{"cancellation-invalid", "the cancellation was not signed with the passkey the slip names, or its passkey values do not check"})
+		return ref(nil)
+	}
+	if state == stateValid {
+		e.Verified = "all"
+	}
+	if len(e.Problems) > 0 || e.Verified == "none" || !st.verified {
+		return ref(nil)
+	}
+	if st.cancelled {
+		e.Notes = append(e.Notes, "the slip had already been cancelled, earlier in the book")
+	} else {
+		e.Notes = append(e.Notes, "this cancellation has no time-stamp: only its place in the book says when it took effect")
+	}
+	return ref(st)
+}
+
+func (r *reader) readAcknowledgement(e *Entry, v any) {
+	e.Kind = KindAcknowledgement
+	rec, err := record.Parse(v, "acknowledgement")
+	if err != nil {
+		e.Problems = append(e.Problems, findingOf(err))
+		return
+	}
+	e.Fingerprint = rec.Fingerprint
+	if err := record.ValidateAcknowledgement(rec.Content); err != nil {
+		e.Problems = append(e.Problems, findingOf(err))
+		return
+	}
+	c := rec.Content
+	e.Slip = str(c, "slip")
+	r.noteID(e, str(c, "id"))
+	st, err := r.findSlip(e.Slip)
+	if err != nil {
+		e.Problems = append(e.Problems, findingOf(err))
+		return
+	}
+	if has(c, "pass") {
+		e.Problems = append(e.Problems, Finding{"pass-missing", "the acknowledgement names a pass, and passes for helper agents are not supported by this checker"})
+		return
+	}
+	e.signatures = r.keySetSignatures(rec, st.slip.Agent.Keys)
+	if overall(e.signatures) == stateInvalid {
+		e.Problems = append(e.Problems, Finding{"signature-invalid", "a signature on the acknowledgement does not fit the agent's keys"})
+	}
+	e.Verified = verifiedBy(e.signatures)
+	underConfirmedSlip(e, st)
+	named, ok := r.cancellations[str(c, "cancellation")]
+	switch {
+	case !ok:
+		e.Problems = append(e.Problems, Finding{"cancellation-not-found", "the cancellation this acknowledgement names is not earlier in the book"})
+	case !named.sound || named.slip != e.Slip:
+		e.Problems = append(e.Problems, Finding{"cancellation-not-found", "the cancellation this acknowledgement names did not pass its own check, or cancels another slip"})
+	}
+}

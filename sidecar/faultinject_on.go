@@ -1,0 +1,58 @@
+//go:build faultinject
+
+package sidecar
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// FaultEnv names the fault point at which a binary built with the
+// faultinject tag kills itself: "name" for the first time the point is
+// reached, "name#N" for the N-th time. Only the robustness tests
+// (sidecar/robustness) build such a binary; the normal build has no fault
+// points at all.
+const FaultEnv = "MCP_EXECUTOR_FAULT"
+
+var faults struct {
+	sync.Mutex
+	seen map[string]int
+}
+
+// faultPoint sends SIGKILL to this process at once when FaultEnv names this
+// point (and, with "#N", this is its N-th passage).
+func faultPoint(name string) {
+	want := os.Getenv(FaultEnv)
+	if want == "" {
+		return
+	}
+	n := 1
+	if i := strings.LastIndexByte(want, '#'); i >= 0 {
+		k, err := strconv.Atoi(want[i+1:])
+		if err != nil || k < 1 {
+			return
+		}
+		want, n = want[:i], k
+	}
+	if want != name {
+		return
+	}
+	faults.Lock()
+	if faults.seen == nil {
+		faults.seen = map[string]int{}
+	}
+	faults.seen[name]++
+	hit := faults.seen[name] == n
+	faults.Unlock()
+	if !hit {
+		return
+	}
+	_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	for {
+		time.Sleep(time.Hour) // the signal ends the process before this returns
+	}
+}

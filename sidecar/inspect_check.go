@@ -1,0 +1,533 @@
+package sidecar
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/seed-6e06167c/mcp-executor/copylog"
+	"github.com/seed-6e06167c/mcp-executor/keys"
+	"github.com/seed-6e06167c/mcp-executor/receipts/book"
+	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
+	"github.com/seed-6e06167c/mcp-executor/receipts/slip"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/contentrules"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/toolserver"
+)
+
+// Levels of a SetupItem.
+const (
+	LevelOK      = "ok"      // read and as it should be
+	LevelNote    = "note"    // not there yet, and made at the first start; or more to know
+	LevelWarning = "warning" // allowed, but unwise or likely not meant
+	LevelProblem = "problem" // the executor would not start, or would refuse every call
+)
+
+// SetupItem is one thing check found: what, where, and how to fix it.
+// No item holds a secret value.
+type SetupItem struct {
+	Level   string `json:"level"`
+	What    string `json:"what"`
+	Where   string `json:"where,omitempty"`
+	Message string `json:"message"`
+	Fix     string `json:"fix,omitempty"`
+}
+
+// SetupReport is everything check found, in the order it was read.
+type SetupReport struct {
+	Settings string      `json:"settings"`
+	Items    []SetupItem `json:"items"`
+}
+
+// Count is the number of items at level.
+func (r *SetupReport) Count(level string) int {
+	n := 0
+	for _, it := range r.Items {
+		if it.Level == level {
+			n++
+		}
+	}
+	return n
+}
+
+// OK reports a setup with no problem (warnings and notes allowed).
+func (r *SetupReport) OK() bool { return r.Count(LevelProblem) == 0 }
+
+func (r *SetupReport) add(level, what, where, msg, fix string) {
+	r.Items = append(r.Items, SetupItem{Level: level, What: what, Where: where, Message: msg, Fix: fix})
+}
+
+// CheckOptions say what to check.
+type CheckOptions struct {
+	ConfigPath string
+	Logger     *slog.Logger // the keys' warnings; nil: discard
+	Now        time.Time    // zero: the time now
+}
+
+// maxListed is the most problems, or breaches, of the book check lists one
+// by one; `verify` lists them all.
+const maxListed = 20
+
+// setupCheck is one run of CheckSetup.
+type setupCheck struct {
+	ctx      context.Context
+	rep      *SetupReport
+	set      *settings.Settings
+	kopts    keys.Options
+	log      *slog.Logger
+	now      time.Time
+	keysHint string
+
+	agentFP, execFP string // public key-set fingerprints, when they loaded
+	slip            *slip.Slip
+	copyKey         []byte
+	copyKeyMissing  bool
+}
+
+// CheckSetup reads the settings, every key, the copy and its key, the slip,
+// the book, the server's credentials and the rules on content, and reports
+// every problem it finds. It writes nothing: no key is made, nothing is
+// added to the book, the copy is read without its lock. Each key source is
+// reached (and said to be reached, and by which authentication), its value
+// read and dropped.
+func CheckSetup(ctx context.Context, o CheckOptions) *SetupReport {
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	now := o.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	rep := &SetupReport{Settings: o.ConfigPath, Items: []SetupItem{}}
+	set, warnings, err := settings.Load(o.ConfigPath)
+	if err != nil {
+		rep.add(LevelProblem, "settings", o.ConfigPath, err.Error(), "correct the settings file at the place named; nothing else can be checked until it reads")
+		return rep
+	}
+	rep.Settings = set.File
+	rep.add(LevelOK, "settings", set.File, fmt.Sprintf("read: executor %q, service id %q, %s", set.Name, set.Service, countOf(len(set.ToolOrder), "tool")), "")
+	for _, w := range warnings {
+		rep.add(LevelWarning, "settings", w.Place, w.Message, "")
+	}
+
+	c := &setupCheck{ctx: ctx, rep: rep, set: set, log: log, now: now,
+		keysHint: fmt.Sprintf("run `mcp-executor keys --config %s` to make it", set.File)}
+	var closeClients func()
+	var errs []error
+	c.kopts, closeClients, errs = inspectClients(set, log)
+	defer closeClients()
+	for _, e := range errs {
+		rep.add(LevelProblem, "key store", "", e.Error(), "correct the vault or kubernetes block of the settings; the sources it holds cannot be reached")
+	}
+	c.vault()
+	c.agentFP = c.keySet("agent keys", "agent.keys", set.Agent.Keys)
+	c.execFP = c.keySet("executor keys", "executor.keys", set.Executor.Keys)
+	c.copyKeyAndCopy()
+	c.checkSlip()
+	c.contentRules()
+	c.checkBook()
+	c.server()
+	return rep
+}
+
+// vault logs in once, so that a wrong role or token shows here apart from
+// any source.
+func (c *setupCheck) vault() {
+	v := c.kopts.Vault
+	if v == nil {
+		return
+	}
+	if err := v.Login(c.ctx); err != nil {
+		c.rep.add(LevelProblem, "vault", v.Address(), fmt.Sprintf("could not log in by %s: %v", v.AuthMethod(), err),
+			"check the vault block of the settings (address, CA file, auth) and that Vault is reachable from here")
+		return
+	}
+	c.rep.add(LevelOK, "vault", v.Address(), "reached; logged in by "+v.AuthMethod(), "")
+}
+
+// source reports one source of a secret. It returns whether its value is
+// there and read.
+func (c *setupCheck) source(what, place string, st keys.SourceStatus, missingFix string) bool {
+	where := place
+	if where == "" {
+		where = st.Source
+	}
+	describe := st.Where
+	if describe == "" {
+		describe = st.Source
+	}
+	// A file or a variable is simply there or not; a store is reached first.
+	remote := st.Auth != "" && st.Auth != "file" && st.Auth != "environment"
+	how := ""
+	switch {
+	case remote && st.Reached:
+		how = "reached by " + st.Auth + "; "
+	case remote:
+		how = "not reached (" + st.Auth + "); "
+	}
+	if st.Present {
+		msg := describe + ": " + how + "present"
+		if st.Note != "" {
+			msg += "; " + st.Note
+		}
+		c.rep.add(LevelOK, what, where, msg, "")
+		return true
+	}
+	fix := "check that the store can be reached from here and that the executor's credentials may read it"
+	msg := describe + ": " + how
+	switch {
+	case errors.Is(st.Err, fs.ErrNotExist):
+		fix = missingFix
+		msg += "not there"
+	case st.Where == "":
+		fix = "correct the source in the settings"
+		msg += st.Err.Error()
+	case errors.Is(st.Err, fs.ErrPermission):
+		fix = "let the executor's user read it"
+		msg += st.Err.Error()
+	case st.Err != nil:
+		msg += st.Err.Error()
+	}
+	c.rep.add(LevelProblem, what, where, msg, fix)
+	return false
+}
+
+// keySet checks one key set and returns its public fingerprint ("" when it
+// did not load). Nothing is made.
+func (c *setupCheck) keySet(what, place string, ks settings.KeySource) string {
+	spec := keySetSpec(ks)
+	st := keys.CheckKeySet(c.ctx, spec, c.set.Dir, c.kopts)
+	allThere := true
+	for i, s := range st.Sources {
+		p := place
+		if spec.MLDSA != "" {
+			p += []string{".ed25519", ".mldsa87"}[min(i, 1)]
+		}
+		allThere = c.source(what, p, s, c.keysHint) && allThere
+	}
+	if st.Err != nil {
+		if allThere {
+			c.rep.add(LevelProblem, what, place, st.Err.Error(), "correct the key set at its source, or name another in the settings")
+		}
+		return ""
+	}
+	msg := "key set " + st.Fingerprint + " (Ed25519 and ML-DSA-87)"
+	if st.Transit {
+		msg += "; the Ed25519 half signs in Vault Transit, the ML-DSA-87 half comes from a secret (open-source Vault's Transit has no ML-DSA keys)"
+	}
+	c.rep.add(LevelOK, what, place, msg, "")
+	return st.Fingerprint
+}
+
+func (c *setupCheck) copyKeyAndCopy() {
+	set := c.set
+	copyPath := set.Executor.Copy
+	copyHolds := false
+	info, statErr := os.Stat(copyPath)
+	if statErr == nil {
+		copyHolds = info.Size() > 0
+	}
+
+	st := keys.CheckSource(c.ctx, set.Executor.CopyKey, set.Dir, c.kopts)
+	switch {
+	case st.Present:
+		key, err := keys.LoadCopyKey(c.ctx, set.Executor.CopyKey, set.Dir, c.kopts)
+		if err != nil {
+			c.rep.add(LevelProblem, "copy key", "executor.copyKey", err.Error(), "the copy key is 32 bytes in base64url (43 characters); restore the right one")
+			break
+		}
+		c.copyKey = key
+		c.source("copy key", "executor.copyKey", st, "")
+	case errors.Is(st.Err, fs.ErrNotExist) && !copyHolds:
+		c.copyKeyMissing = true
+		c.rep.add(LevelNote, "copy key", "executor.copyKey", st.Where+": not there yet; the first start (or `mcp-executor keys`) makes it", "")
+	default:
+		fix := c.keysHint
+		if copyHolds {
+			fix = "the copy holds lines: restore the copy key it was written under (a new key cannot read them)"
+		}
+		c.source("copy key", "executor.copyKey", st, fix)
+	}
+
+	switch {
+	case statErr != nil && errors.Is(statErr, fs.ErrNotExist):
+		dir := filepath.Dir(copyPath)
+		if d, err := os.Stat(dir); err != nil || !d.IsDir() {
+			c.rep.add(LevelProblem, "copy", "executor.copy "+copyPath, "its folder "+dir+" is not there", "make the folder, writable by the executor's user alone")
+			return
+		}
+		c.rep.add(LevelNote, "copy", "executor.copy "+copyPath, "not there yet; the first start makes it", "")
+	case statErr != nil:
+		c.rep.add(LevelProblem, "copy", "executor.copy "+copyPath, statErr.Error(), "let the executor's user read and write it")
+	case c.copyKey == nil && copyHolds:
+		// Already reported with the key.
+	case c.copyKey == nil:
+		c.rep.add(LevelNote, "copy", "executor.copy "+copyPath, "empty", "")
+	default:
+		lines, err := copylog.ReadFile(copyPath, c.copyKey, set.Name)
+		if err != nil {
+			c.rep.add(LevelProblem, "copy", "executor.copy "+copyPath, err.Error(), copyFix(err))
+			return
+		}
+		msg := fmt.Sprintf("%d lines check under the copy key and run in sequence", len(lines))
+		if n := len(copylog.UnfinishedCalls(lines)); n > 0 {
+			msg += fmt.Sprintf("; %d calls were being sent when the executor stopped: the next start writes their receipts", n)
+		}
+		c.rep.add(LevelOK, "copy", "executor.copy "+copyPath, msg, "")
+	}
+}
+
+func copyFix(err error) string {
+	switch {
+	case errors.Is(err, copylog.ErrWrongKey):
+		return "name the copy key this copy was written under"
+	case errors.Is(err, copylog.ErrOtherExecutor):
+		return "the copy belongs to an executor of another name: correct name, or executor.copy"
+	case errors.Is(err, copylog.ErrCutLine):
+		return "a stop cut the last line: keep the copy as evidence, move it aside and start a new one"
+	case errors.Is(err, copylog.ErrTampered):
+		return "the copy was changed: keep it as evidence, move it aside and start a new one"
+	}
+	return "let the executor's user read the copy"
+}
+
+func (c *setupCheck) checkSlip() {
+	set := c.set
+	where := "agent.slip " + set.Agent.Slip
+	if len(set.Agent.IssuerKeys) == 0 {
+		c.rep.add(LevelProblem, "trusted passkeys", "agent.issuerKeys", "names no passkey; the executor acts only under a slip signed by a passkey it trusts",
+			"put the thumbprint of the person's passkey into agent.issuerKeys")
+	}
+	v, err := readSlipFile(set.Agent.Slip)
+	if err != nil {
+		fix := "save the slip in the right form (a slip's JSON as signed)"
+		if errors.Is(err, fs.ErrNotExist) {
+			fix = "have the person sign the permission (with what `mcp-executor keys` prints) and save it here"
+		}
+		c.rep.add(LevelProblem, "slip", where, err.Error(), fix)
+		return
+	}
+	opts := slip.Options{IssuerKeys: set.Agent.IssuerKeys}
+	if opts.IssuerKeys == nil {
+		opts.IssuerKeys = []string{}
+	}
+	sl, res := slip.Check(v, opts)
+	for _, p := range res.Problems {
+		fix := "have the person sign the permission again and save it here"
+		if p.Code == "issuer-not-expected" {
+			fix = fmt.Sprintf("the slip is signed by passkey %s: put its thumbprint into agent.issuerKeys if you trust it, or have a trusted passkey sign", res.IssuerKey)
+		}
+		c.rep.add(LevelProblem, "slip", where, fmt.Sprintf("%s: %s", p.Code, p.Message), fix)
+	}
+	if len(res.Problems) == 0 && res.Signature.State != slip.StateValid {
+		c.rep.add(LevelProblem, "slip", where, "its signature could not be checked here ("+res.Signature.State+")",
+			"have the person sign with a passkey of a method this executor checks (ES256, RS256, Ed25519)")
+	}
+	if sl == nil {
+		return
+	}
+	if res.Sound() {
+		c.slip = sl
+		c.rep.add(LevelOK, "slip", where, fmt.Sprintf("%s signed by trusted passkey %s; valid %s to %s", sl.Fingerprint, res.IssuerKey,
+			canon.FormatTime(sl.ValidFrom), canon.FormatTime(sl.ValidUntil)), "")
+	}
+
+	switch {
+	case c.agentFP == "":
+		c.rep.add(LevelNote, "slip", where, "its agent keys were not compared: the agent keys did not load", "")
+	case sl.Agent.Keys.Fingerprint() != c.agentFP:
+		c.rep.add(LevelProblem, "slip", where, "it is for other agent keys than the ones agent.keys holds",
+			"have the person sign a permission with the agent keys `mcp-executor keys` prints, or point agent.keys at the keys the slip names")
+	default:
+		c.rep.add(LevelOK, "slip", where, "its agent.keys are the agent keys held", "")
+	}
+	svc, found := sl.Service(set.Service)
+	switch {
+	case !found:
+		c.rep.add(LevelProblem, "slip", where, fmt.Sprintf("its with names no service %q (the settings' service)", set.Service),
+			"have the person sign a permission whose with holds the entry `mcp-executor keys` prints, or set service to the id the slip uses")
+	case svc.Keys == nil:
+		c.rep.add(LevelProblem, "slip", where, fmt.Sprintf("its with entry %q holds no keys, so the executor cannot countersign", set.Service),
+			"have the person sign a permission whose with entry holds the executor keys `mcp-executor keys` prints")
+	case c.execFP == "":
+		c.rep.add(LevelNote, "slip", where, "its with entry was not compared: the executor keys did not load", "")
+	case svc.Keys.Fingerprint() != c.execFP:
+		c.rep.add(LevelProblem, "slip", where, fmt.Sprintf("its with entry %q holds other keys than executor.keys", set.Service),
+			"have the person sign a permission with the with entry `mcp-executor keys` prints, or point executor.keys at the keys the slip names")
+	default:
+		c.rep.add(LevelOK, "slip", where, fmt.Sprintf("its with entry %q holds the executor keys", set.Service), "")
+	}
+	countersigned := false
+	for _, r := range sl.Requires {
+		countersigned = countersigned || (r.Need == "countersignature" && r.Action == "" && r.Above == nil)
+	}
+	if !countersigned {
+		c.rep.add(LevelWarning, "slip", where, "its requires does not hold {\"need\":\"countersignature\"}: a stub without the executor's countersignature is then no finding",
+			"have the person add {\"need\":\"countersignature\"} to requires")
+	}
+	switch {
+	case !c.now.Before(sl.ValidUntil):
+		c.rep.add(LevelProblem, "slip", where, "its valid time ended at "+canon.FormatTime(sl.ValidUntil)+": every call would be refused",
+			"have the person sign a new permission")
+	case c.now.Before(sl.ValidFrom):
+		c.rep.add(LevelWarning, "slip", where, "it is valid only from "+canon.FormatTime(sl.ValidFrom)+": calls before then are refused", "")
+	}
+	for _, name := range set.ToolOrder {
+		if a := set.Tools[name].Action; !sl.Allows(a) {
+			c.rep.add(LevelWarning, "tools", fmt.Sprintf("tools[%q].action", name), fmt.Sprintf("the slip does not allow the action %q: every call to this tool would be refused", a),
+				"correct the action, or have the person allow it")
+		}
+	}
+}
+
+func (c *setupCheck) contentRules() {
+	set := c.set
+	if set.ContentRules == "" {
+		if c.slip != nil {
+			if err := noRulesStated(c.slip); err != nil {
+				c.rep.add(LevelProblem, "content rules", "contentRules", err.Error(), "name the rules file the person approved in contentRules")
+			}
+		}
+		return
+	}
+	where := "contentRules " + set.ContentRules
+	rs, err := contentrules.Load(set.ContentRules)
+	if err != nil {
+		c.rep.add(LevelProblem, "content rules", where, err.Error(), "correct the rules file at the place named")
+		return
+	}
+	c.rep.add(LevelOK, "content rules", where, fmt.Sprintf("%d rules read; fingerprint %s", len(rs.Rules()), rs.Fingerprint()), "")
+	if c.slip != nil {
+		stated := false
+		for _, sw := range c.slip.Agent.Software {
+			stated = stated || sw.SHA256 == rs.Fingerprint()
+		}
+		switch err := rulesApproved(c.slip, rs.Fingerprint()); {
+		case err != nil:
+			c.rep.add(LevelProblem, "content rules", where, err.Error(),
+				"name the rules file the slip states, or have the person sign a permission stating these rules (`mcp-executor keys` prints the entry)")
+		case !stated:
+			c.rep.add(LevelWarning, "content rules", where, "the slip does not state these rules (agent.software): a reader cannot tell they are the ones the person approved",
+				"have the person put the entry `mcp-executor keys` prints into agent.software")
+		default:
+			c.rep.add(LevelOK, "content rules", where, "the slip states these rules in agent.software", "")
+		}
+	}
+	for _, tool := range rs.Tools() {
+		if _, ok := set.Tools[tool]; ok {
+			continue
+		}
+		if set.Unlisted == settings.UnlistedForward {
+			c.rep.add(LevelProblem, "content rules", where, fmt.Sprintf("a rule names the tool %q, which no rule in tools names, and unlisted is forward: a call to it would be sent on with no content rule tested", tool),
+				"add the tool to tools, or set unlisted to refuse")
+			continue
+		}
+		c.rep.add(LevelWarning, "content rules", where, fmt.Sprintf("a rule names the tool %q, which no rule in tools names: such a call is refused as unlisted before any content rule", tool), "")
+	}
+}
+
+func (c *setupCheck) checkBook() {
+	set := c.set
+	where := "agent.book " + set.Agent.Book
+	text, err := os.ReadFile(set.Agent.Book)
+	if errors.Is(err, fs.ErrNotExist) {
+		dir := filepath.Dir(set.Agent.Book)
+		if d, err := os.Stat(dir); err != nil || !d.IsDir() {
+			c.rep.add(LevelProblem, "book", where, "its folder "+dir+" is not there", "make the folder, writable by the executor's user")
+			return
+		}
+		c.rep.add(LevelNote, "book", where, "not there yet; the first start makes it and writes the slip into it", "")
+		return
+	}
+	if err != nil {
+		c.rep.add(LevelProblem, "book", where, err.Error(), "let the executor's user read and write the book")
+		return
+	}
+	opts := book.Options{IssuerKeys: set.Agent.IssuerKeys}
+	rep := book.Verify(text, opts)
+	listed := 0
+	for _, p := range rep.Problems {
+		if listed == maxListed {
+			c.rep.add(LevelProblem, "book", where, fmt.Sprintf("and %d more problems", len(rep.Problems)-listed), "run `mcp-executor verify` for all of them")
+			break
+		}
+		listed++
+		fix := "the executor refuses every call under a book with a problem: keep this book as evidence and start a new one"
+		if p.Code == "issuer-not-expected" {
+			fix = "put the thumbprint of the passkey that signed this slip into agent.issuerKeys, if you trust it"
+		}
+		c.rep.add(LevelProblem, "book", fmt.Sprintf("%s %s", where, lineName(p.Line)), p.Code+": "+p.Message, fix)
+	}
+	for i, b := range rep.Breaches {
+		if i == maxListed {
+			c.rep.add(LevelWarning, "book", where, fmt.Sprintf("and %d more breaches", len(rep.Breaches)-i), "run `mcp-executor verify` for all of them")
+			break
+		}
+		c.rep.add(LevelWarning, "book", fmt.Sprintf("%s %s", where, lineName(b.Line)), "breach "+b.Code+": "+b.Message, "")
+	}
+	if len(rep.Problems) == 0 {
+		msg := fmt.Sprintf("%d entries; no problem", rep.Size)
+		if !rep.Intact {
+			msg = fmt.Sprintf("%d entries; not every signature could be checked here", rep.Size)
+		}
+		if c.slip != nil && !bookHoldsSlip(text, c.slip.Fingerprint) {
+			msg += "; the slip is not in it yet: the next start adds it"
+		}
+		c.rep.add(LevelOK, "book", where, msg, "")
+	}
+}
+
+// bookHoldsSlip reports whether a book (already checked) holds the slip
+// with fingerprint fp.
+func bookHoldsSlip(text []byte, fp string) bool {
+	for _, e := range bookEntries(text) {
+		if e.kind == "slip" && e.fingerprint == fp {
+			return true
+		}
+	}
+	return false
+}
+
+func lineName(n int) string {
+	if n == 0 {
+		return "(as a whole)"
+	}
+	return fmt.Sprintf("line %d", n)
+}
+
+func (c *setupCheck) server() {
+	set := c.set
+	program, warning, err := toolserver.Lookup(set.Server.Command, set.Server.Path, set.Server.Cwd)
+	switch {
+	case err != nil:
+		c.rep.add(LevelProblem, "tool server", "server.command", err.Error(), "name the program by its path, or give the folders to look in with server.path")
+	default:
+		c.rep.add(LevelOK, "tool server", "server.command", "found: "+program, "")
+		if warning != "" {
+			c.rep.add(LevelWarning, "tool server", "server.command", warning, "name the program by its path, or set server.path")
+		}
+	}
+	for _, ev := range set.Server.Env {
+		what := "credential " + ev.Name
+		place := "server.env." + ev.Name
+		if ev.IsValue {
+			c.rep.add(LevelOK, what, place, "written in the settings themselves", "")
+			continue
+		}
+		st := keys.CheckSource(c.ctx, ev.Source, set.Dir, c.kopts)
+		c.source(what, place, st, "put the credential where the settings say, or correct the source")
+	}
+}
+
+func countOf(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

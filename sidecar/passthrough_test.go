@@ -1,0 +1,121 @@
+package sidecar_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/seed-6e06167c/mcp-executor/copylog"
+	"github.com/seed-6e06167c/mcp-executor/internal/testenv"
+)
+
+// Past denialsPerHour a call is still refused, but no denial is written;
+// the copy line says so (no refusal fingerprint).
+func TestDenialsPerHour(t *testing.T) {
+	o := baseOptions()
+	o.Settings = map[string]any{"denialsPerHour": 1}
+	h := startWith(t, "sdk", o)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs := h.client(ctx)
+	for i := 0; i < 3; i++ {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "unlisted_tool", Arguments: map[string]any{}})
+		if err != nil || !res.IsError {
+			t.Fatalf("call %d: %v %+v", i, err, res)
+		}
+		_, named := res.Meta["red.prova/denial"]
+		if named != (i == 0) {
+			t.Errorf("call %d: _meta %v", i, res.Meta)
+		}
+	}
+	cs.Close()
+	h.exitCode()
+	if n := len(entriesOf(readBook(t, h.env.BookPath), "refusal")); n != 1 {
+		t.Errorf("%d denials written", n)
+	}
+	var den []copylog.Line
+	for _, l := range readCopy(t, h.env.CopyPath, h.env.CopyKey, "test executor") {
+		if l.Kind == copylog.KindDenial {
+			den = append(den, l)
+		}
+	}
+	if len(den) != 3 || den[0].Refusal == "" || den[1].Refusal != "" || den[2].Refusal != "" {
+		t.Errorf("copy denial lines %+v", den)
+	}
+	if got := receivedCalls(t, h.record); len(got) != 0 {
+		t.Errorf("the server received %v", got)
+	}
+}
+
+// With unlisted "forward", a call to a tool no rule names is sent on with
+// no receipt and no denial, and tools/list shows it when hideUnlisted is off.
+func TestUnlistedForward(t *testing.T) {
+	o := baseOptions()
+	o.Settings = map[string]any{"unlisted": "forward", "hideUnlisted": false}
+	h := startWith(t, "sdk", o)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs := h.client(ctx)
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := false
+	for _, tl := range tools.Tools {
+		shown = shown || tl.Name == "unlisted_tool"
+	}
+	if !shown {
+		t.Errorf("tools/list hides unlisted_tool with hideUnlisted off")
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "unlisted_tool", Arguments: map[string]any{"x": 1}})
+	if err != nil || res.IsError || !strings.HasPrefix(res.Content[0].(*mcp.TextContent).Text, "unlisted_tool") {
+		t.Fatalf("%v %+v", err, res)
+	}
+	cs.Close()
+	h.exitCode()
+	if got := receivedCalls(t, h.record); len(got) != 1 {
+		t.Errorf("the server received %v", got)
+	}
+	if n := len(readBook(t, h.env.BookPath)); n != 1 {
+		t.Errorf("the book holds %d entries; only the slip was expected", n)
+	}
+}
+
+// server/discover before (or instead of) initialize passes through, and a
+// multi round-trip tools/call (2026-07-28: input_required, then the retry
+// with inputResponses) is two calls with one receipt each.
+func TestDiscoverAndMultiRoundTrip(t *testing.T) {
+	o := baseOptions()
+	o.Tools["ask"] = testenv.Tool{Action: "provared.data.read"}
+	h := startWith(t, "raw", o)
+	h.send(`{"jsonrpc":"2.0","id":"d","method":"server/discover","params":{}}`)
+	if got := h.recv(); got != `{"jsonrpc":"2.0","id":"d","result":{}}` {
+		t.Errorf("server/discover answer %s", got)
+	}
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask","arguments":{"text":"a"}}}`)
+	first := h.recv()
+	if !strings.Contains(first, `"resultType":"input_required"`) || !strings.HasPrefix(first, `{"jsonrpc":"2.0","id":1,`) {
+		t.Fatalf("first answer %s", first)
+	}
+	h.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ask","arguments":{"text":"a"},"inputResponses":{"q1":{"action":"accept","content":{"ok":true}}},"requestState":"s1"}}`)
+	second := h.recv()
+	if !strings.Contains(second, `"done"`) || !strings.HasPrefix(second, `{"jsonrpc":"2.0","id":2,`) {
+		t.Fatalf("second answer %s", second)
+	}
+	h.stop()
+	h.checkBook()
+	stubs := entriesOf(readBook(t, h.env.BookPath), "stub")
+	if len(stubs) != 2 {
+		t.Fatalf("%d stubs", len(stubs))
+	}
+	a, b := detailsOf(stubs[0].Content), detailsOf(stubs[1].Content)
+	if a["provared.arguments"] != b["provared.arguments"] || a["provared.tool-result"] == b["provared.tool-result"] {
+		t.Errorf("details %v / %v", a, b)
+	}
+	if got := receivedCalls(t, h.record); len(got) != 2 {
+		t.Errorf("the server received %v", got)
+	}
+}
