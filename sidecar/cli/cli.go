@@ -40,10 +40,11 @@ type command struct {
 	run     func(ctx context.Context, env Env, args []string) int
 }
 
-var commands map[string]command
-
-func init() {
-	commands = map[string]command{
+// commands is the table of subcommands. Files of this package that add a subcommand (serve, bridge,
+// install-binary) put it in extraCommands from their init; the table is assembled on first use, after
+// every init has run.
+func commands() map[string]command {
+	table := map[string]command{
 		"stdio":       {summary: "run the executor for one MCP client on standard input and output", run: runStdio},
 		"keys":        {summary: "make missing keys and print what goes into the permission", run: runKeys},
 		"check":       {summary: "read settings, keys, slip, book and credentials; write nothing", run: runCheck},
@@ -54,11 +55,12 @@ func init() {
 		"demo-server": {summary: "the demo's built-in tool server (MCP over stdio)", hidden: true, run: runDemoServer},
 	}
 	for name, c := range extraCommands {
-		commands[name] = c
+		table[name] = c
 	}
+	return table
 }
 
-// extraCommands lets files of this package add subcommands (serve, bridge) without editing the table.
+// extraCommands lets files of this package add subcommands without editing the table.
 var extraCommands = map[string]command{}
 
 // Main runs the subcommand named by env.Args[0] and returns the process exit code.
@@ -73,7 +75,7 @@ func Main(ctx context.Context, env Env) int {
 		usage(env.Stdout)
 		return ExitOK
 	}
-	c, ok := commands[name]
+	c, ok := commands()[name]
 	if !ok {
 		fmt.Fprintf(env.Stderr, "mcp-executor: unknown subcommand %q\n", name)
 		usage(env.Stderr)
@@ -85,15 +87,16 @@ func Main(ctx context.Context, env Env) int {
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: mcp-executor <subcommand> [flags]")
 	fmt.Fprintln(w)
-	names := make([]string, 0, len(commands))
-	for n, c := range commands {
+	table := commands()
+	names := make([]string, 0, len(table))
+	for n, c := range table {
 		if !c.hidden {
 			names = append(names, n)
 		}
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
+		fmt.Fprintf(w, "  %-8s %s\n", n, table[n].summary)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Run `mcp-executor <subcommand> -h` for its flags.")

@@ -67,32 +67,46 @@ func newEnv(t *testing.T, kind string, settings map[string]any) (*testenv.Env, s
 	return env, record
 }
 
-// boundedBuffer keeps the first limit bytes written to it and counts the
-// rest, so that a flood on the executor's stderr cannot grow the test.
+// boundedBuffer keeps the first headLimit bytes written to it and about
+// the last tailLimit, and counts the rest, so that a flood on the
+// executor's stderr cannot grow the test.
 type boundedBuffer struct {
 	mu    sync.Mutex
-	b     bytes.Buffer
-	limit int
+	head  []byte
+	tail  []byte
 	total int64
 }
+
+const headLimit, tailLimit = 256 << 10, 768 << 10
 
 func (l *boundedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.total += int64(len(p))
-	if room := l.limit - l.b.Len(); room > 0 {
-		if len(p) < room {
-			room = len(p)
+	q := p
+	if room := headLimit - len(l.head); room > 0 {
+		if len(q) < room {
+			room = len(q)
 		}
-		l.b.Write(p[:room])
+		l.head = append(l.head, q[:room]...)
+		q = q[room:]
+	}
+	l.tail = append(l.tail, q...)
+	if len(l.tail) > 2*tailLimit {
+		l.tail = append(l.tail[:0:0], l.tail[len(l.tail)-tailLimit:]...)
 	}
 	return len(p), nil
 }
 
+// String is the head and the tail kept, "…" between them when bytes were
+// left out.
 func (l *boundedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.b.String()
+	if int64(len(l.head)+len(l.tail)) < l.total {
+		return string(l.head) + "\n…\n" + string(l.tail)
+	}
+	return string(l.head) + string(l.tail)
 }
 
 func (l *boundedBuffer) Total() int64 {
@@ -126,7 +140,7 @@ type lineOrErr struct {
 // with extra environment variables (NAME=value).
 func start(t *testing.T, bin string, env *testenv.Env, extra ...string) *executor {
 	t.Helper()
-	x := &executor{t: t, stderr: &boundedBuffer{limit: 1 << 20}, lines: make(chan lineOrErr, 64), done: make(chan struct{})}
+	x := &executor{t: t, stderr: &boundedBuffer{}, lines: make(chan lineOrErr, 64), done: make(chan struct{})}
 	x.cmd = exec.Command(bin, "stdio", "--config", env.SettingsPath)
 	x.cmd.Env = append(os.Environ(), extra...)
 	x.cmd.Stderr = x.stderr
