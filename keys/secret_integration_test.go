@@ -57,25 +57,31 @@ func TestSecretSources(t *testing.T) {
 	if len(value) != 43 || strings.Contains(err.Error(), value) {
 		t.Fatalf("manifest value %q (want 43 characters), or the error holds it: %v", value, err)
 	}
-	apply(t, k, mn.Manifest)
+	apply(t, k, mn)
 	key, err := LoadCopyKey(ctx, copySpec, "", opts)
 	if err != nil || len(key) != CopyKeySize {
 		t.Fatalf("copy key after applying the manifest: %v", err)
 	}
 
-	// A Secret that exists but lacks the key: server-side apply adds it and
-	// keeps the Secret's other keys.
-	execSpec := KeySetSpec{Source: "secret:" + ns + "/agent-keys#executor.json"}
-	_, _, err = LoadOrCreateKeySet(ctx, execSpec, "", opts)
-	if !errors.As(err, &mn) || !mn.SecretExists {
-		t.Fatalf("creating a key set in an existing Secret: %v, want *ManifestNeeded", err)
-	}
-	apply(t, k, mn.Manifest)
-	if _, err := LoadKeySet(ctx, execSpec, "", opts); err != nil {
-		t.Fatalf("executor key set after applying: %v", err)
+	// A Secret that exists but lacks the key (one made by an earlier apply,
+	// and one made otherwise): the apply adds the key and keeps the
+	// Secret's other keys.
+	for _, secret := range []string{"executor-copy", "agent-keys"} {
+		execSpec := KeySetSpec{Source: "secret:" + ns + "/" + secret + "#executor.json"}
+		_, _, err = LoadOrCreateKeySet(ctx, execSpec, "", opts)
+		if !errors.As(err, &mn) || !mn.SecretExists {
+			t.Fatalf("creating a key set in existing Secret %s: %v, want *ManifestNeeded", secret, err)
+		}
+		apply(t, k, mn)
+		if _, err := LoadKeySet(ctx, execSpec, "", opts); err != nil {
+			t.Fatalf("executor key set after applying: %v", err)
+		}
 	}
 	if s2, err := LoadKeySet(ctx, KeySetSpec{Source: "secret:" + ns + "/agent-keys#keys.json"}, "", opts); err != nil || !s2.Keys().Equal(s.Keys()) {
 		t.Fatalf("the Secret's other key was changed by the apply: %v", err)
+	}
+	if again, err := LoadCopyKey(ctx, copySpec, "", opts); err != nil || string(again) != string(key) {
+		t.Fatalf("the copy key was changed by a later apply to its Secret: %v", err)
 	}
 
 	st := CheckSource(ctx, copySpec, "", opts)
@@ -88,15 +94,16 @@ func TestSecretSources(t *testing.T) {
 	}
 }
 
-// apply runs kubectl apply --server-side, as the user would.
-func apply(t *testing.T, k *itest.Kube, manifest []byte) {
+// apply runs the manifest's ApplyCommand with kubectl, as the user would.
+func apply(t *testing.T, k *itest.Kube, mn *ManifestNeeded) {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "secret.yaml")
-	if err := os.WriteFile(p, manifest, 0o600); err != nil {
+	if err := os.WriteFile(p, mn.Manifest, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("kubectl", "--server", k.Server, "--certificate-authority", k.CAFile, "--token", os.Getenv("KUBE_ADMIN_TOKEN"),
-		"apply", "--server-side", "-f", p)
+	args := append([]string{"--server", k.Server, "--certificate-authority", k.CAFile, "--token", os.Getenv("KUBE_ADMIN_TOKEN")},
+		strings.Fields(mn.ApplyCommand(p))[1:]...)
+	cmd := exec.Command("kubectl", args...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG=/dev/null")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("kubectl apply: %v\n%s", err, out)

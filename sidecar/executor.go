@@ -36,6 +36,7 @@ type Executor struct {
 
 	scribeQ    chan *toolCall
 	scribeDone chan struct{}
+	commits    sync.WaitGroup // stubs signed and not yet answered
 
 	stopped    atomic.Bool
 	bookBroken atomic.Bool

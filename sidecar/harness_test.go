@@ -22,7 +22,7 @@ import (
 // harness is one executor started for a test, with the test server behind
 // it, reached over real pipes.
 type harness struct {
-	t      *testing.T
+	t      testing.TB
 	env    *testenv.Env
 	record string // the server's record of every line it read
 	in     io.WriteCloser
@@ -32,7 +32,7 @@ type harness struct {
 }
 
 // serverOpts fills the command of a test server of the given kind.
-func serverOpts(t *testing.T, kind string, o testenv.Options) (testenv.Options, string) {
+func serverOpts(t testing.TB, kind string, o testenv.Options) (testenv.Options, string) {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
@@ -50,7 +50,7 @@ func serverOpts(t *testing.T, kind string, o testenv.Options) (testenv.Options, 
 
 // startWith builds a working folder for o with the test server of kind and
 // starts the executor on it.
-func startWith(t *testing.T, kind string, o testenv.Options) *harness {
+func startWith(t testing.TB, kind string, o testenv.Options) *harness {
 	t.Helper()
 	o, record := serverOpts(t, kind, o)
 	env, err := testenv.Build(o)
@@ -63,7 +63,7 @@ func startWith(t *testing.T, kind string, o testenv.Options) *harness {
 }
 
 // launch starts the executor on a built working folder.
-func launch(t *testing.T, env *testenv.Env) *harness {
+func launch(t testing.TB, env *testenv.Env) *harness {
 	t.Helper()
 	h := &harness{t: t, env: env, done: make(chan int, 1), stderr: &lockedBuffer{}}
 	if executorBin != "" {

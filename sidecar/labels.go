@@ -54,6 +54,3 @@ func traceID(traceparent string) string {
 	}
 	return m[1]
 }
-
-// toolNameForm is the form of a tool name the executor accepts.
-var toolNameForm = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)

@@ -44,6 +44,10 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	bin := filepath.Join(dir, "mcp-executor")
+	if os.Getenv("MCP_EXECUTOR_TEST_INPROCESS") != "" {
+		// Run every session in this process (for -race over the session code).
+		os.Exit(m.Run())
+	}
 	build := exec.Command("go", "build", "-o", bin, "../cmd/mcp-executor")
 	if out, err := build.CombinedOutput(); err == nil {
 		executorBin = bin
@@ -142,6 +146,14 @@ func runRawServer() {
 		case "tools/list":
 			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"},"x":1.0},  {"name":"hidden","inputSchema":{"type":"object"}} ,{"name":"order","inputSchema":{"type":"object"}}],"nextCursor":"c 1"}}`+"\n", m.ID)
 		case "tools/call":
+			if m.Params.Name == "roots" {
+				// Ask the client first, and answer the call once it has.
+				fmt.Fprintf(out, `{"jsonrpc":"2.0","id":"srv-1","method":"roots/list"}`+"\n")
+				out.Flush()
+				answer, _ := in.ReadBytes('\n')
+				fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":%q}]}}`+"\n", m.ID, strings.TrimSpace(string(answer)))
+				break
+			}
 			if m.Params.Name == "ask" {
 				if m.Params.InputResponses == nil {
 					fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"resultType":"input_required","inputRequests":{"q1":{"method":"elicitation/create","params":{"message":"sure?","requestedSchema":{"type":"object"}}}},"requestState":"s1"}}`+"\n", m.ID)

@@ -119,3 +119,25 @@ func TestDiscoverAndMultiRoundTrip(t *testing.T) {
 		t.Errorf("the server received %v", got)
 	}
 }
+
+// The server's own request to the client, and the client's answer to it,
+// pass through unchanged (the server's id is the server's).
+func TestServerRequestsPassThrough(t *testing.T) {
+	o := baseOptions()
+	o.Tools["roots"] = testenv.Tool{Action: "provared.data.read"}
+	h := startWith(t, "raw", o)
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"roots","arguments":{}}}`)
+	if got := h.recv(); got != `{"jsonrpc":"2.0","id":"srv-1","method":"roots/list"}` {
+		t.Fatalf("server request %s", got)
+	}
+	answer := `{"jsonrpc":"2.0","id":"srv-1","result":{"roots":[]}}`
+	h.send(answer)
+	got := h.recv()
+	if !strings.HasPrefix(got, `{"jsonrpc":"2.0","id":1,`) || !strings.Contains(got, `{\"roots\":[]}`) {
+		t.Fatalf("tool answer %s", got)
+	}
+	h.stop()
+	if n := len(entriesOf(readBook(t, h.env.BookPath), "stub")); n != 1 {
+		t.Errorf("%d stubs", n)
+	}
+}

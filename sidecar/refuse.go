@@ -56,12 +56,12 @@ func (s *Session) refuse(tc *toolCall, r refusal) {
 	s.appendCopy(copylog.Line{Kind: copylog.KindDenial, When: now, Call: tc.ourID, Tool: tc.tool, Action: r.action,
 		Reason: r.reason, Codes: r.codes, Slip: e.slipFP, Refusal: denialFP, Rules: e.rulesFP, Rule: ruleFP})
 
-	meta := map[string]any{MetaRefused: r.refused, MetaCodes: nonNil(r.codes)}
+	meta := map[string]any{wire.MetaRefused: r.refused, wire.MetaCodes: nonNil(r.codes)}
 	if denialFP != "" {
-		meta[MetaDenial] = denialFP
+		meta[wire.MetaDenial] = denialFP
 	}
 	if r.rule != "" {
-		meta[MetaRule] = r.rule
+		meta[wire.MetaRule] = r.rule
 	}
 	why := r.why
 	if capped {

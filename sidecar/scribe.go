@@ -13,39 +13,82 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
 )
 
-// scribe writes the stubs of sent calls, in the order they were sent, and
-// only then answers the client.
+// scribe writes the stubs of sent calls in the order their places in the
+// book were reserved. It signs each stub as soon as the call has ended and
+// the stub before it is on its way to the book; appending (with its fsync,
+// shared by the stubs waiting together), the copy's receipt line and the
+// answer to the client follow in a goroutine of their own, so that calls
+// in flight together share their fsyncs.
 func (e *Executor) scribe() {
 	defer close(e.scribeDone)
 	for tc := range e.scribeQ {
 		<-tc.done
 		e.commit(tc)
 	}
+	e.commits.Wait()
 }
 
-// commit writes one call's stub and countersignature to the book, the
-// receipt line to the copy, and answers the client.
+// commit signs one call's stub and countersignature and hands them to
+// finishCommit; or ends a call that was never sent.
 func (e *Executor) commit(tc *toolCall) {
+	s := tc.s
+	out := tc.out
+	switch out.kind {
+	case outNotSent:
+		tc.hold.Release()
+		s.replyError(tc.clientID, wire.CodeNotTaken, "not taken: the executor could not record the call", nil)
+		s.release(tc)
+		return
+	case outWithdrawn:
+		tc.hold.Release()
+		s.appendCopy(copylog.Line{Kind: copylog.KindWithdrawn, Call: tc.ourID})
+		s.release(tc)
+		return
+	}
+	doc := out.document()
+	ctx := tc.ctx
+	if e.bookBroken.Load() {
+		e.notWritten(tc, doc, "an earlier receipt could not be written")
+		s.release(tc)
+		return
+	}
+	pos, err := tc.hold.Position(ctx)
+	var line book.Line
+	if err == nil {
+		f := stubFields{Slip: e.slipFP, Seq: pos.Seq, Previous: pos.Previous, Action: tc.action, Amount: tc.amount,
+			With: e.set.Service, Details: append(append([]detail(nil), tc.details...), doc), When: tc.when}
+		line, err = signStub(ctx, f, e.agent, e.exec, time.Now().UTC())
+	}
+	if err != nil {
+		e.bookBroken.Store(true)
+		e.stop("the receipt could not be made: " + err.Error())
+		e.notWritten(tc, doc, err.Error())
+		s.release(tc)
+		return
+	}
+	// The next stub's Position waits until this one is in the book's queue
+	// (or its reservation was released), so the chain stays in order.
+	e.commits.Add(1)
+	go func() {
+		defer e.commits.Done()
+		e.finishCommit(tc, line, doc)
+	}()
+}
+
+// finishCommit appends the stub line, writes the copy's receipt line and
+// answers the client.
+func (e *Executor) finishCommit(tc *toolCall, line book.Line, doc detail) {
 	s := tc.s
 	defer s.release(tc)
 	out := tc.out
-	doc := out.document()
-	ctx := tc.ctx
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	if e.bookBroken.Load() {
-		e.notWritten(tc, doc, "an earlier receipt could not be written")
-		return
-	}
-	stubFP, err := e.writeStub(ctx, tc.hold, stubFields{Slip: e.slipFP, Action: tc.action, Amount: tc.amount,
-		With: e.set.Service, Details: append(append([]detail(nil), tc.details...), doc), When: tc.when}, time.Now().UTC())
+	err := e.book.AppendStub(tc.hold, line)
 	if err != nil {
 		e.bookBroken.Store(true)
 		e.stop("the book could not be written: " + err.Error())
 		e.notWritten(tc, doc, err.Error())
 		return
 	}
+	stubFP := line.Stub.Fingerprint
 	if err := e.copy.Append(copylog.Line{Kind: copylog.KindReceipt, Call: tc.ourID, Stub: stubFP,
 		Outcome: &copylog.Detail{Name: doc.Name, SHA256: doc.SHA256}}); err != nil {
 		e.stop("the copy could not be written: " + err.Error())
@@ -90,9 +133,7 @@ const AttrStub = "mcp_executor.stub"
 // and tells the client.
 func (e *Executor) notWritten(tc *toolCall, doc detail, why string) {
 	s := tc.s
-	if tc.hold != nil {
-		tc.hold.Release()
-	}
+	tc.hold.Release()
 	if err := e.copy.Append(copylog.Line{Kind: copylog.KindNotWritten, Call: tc.ourID,
 		Outcome: &copylog.Detail{Name: doc.Name, SHA256: doc.SHA256}, Reason: why}); err != nil {
 		e.stop("the copy could not be written: " + err.Error())

@@ -110,9 +110,10 @@ func (s *Session) Run(ctx context.Context) error {
 	defer cancel()
 	s.ctx = ctx
 	admitDone := make(chan struct{})
+	admitQ := s.admitQ
 	go func() {
 		defer close(admitDone)
-		for tc := range s.admitQ {
+		for tc := range admitQ {
 			s.admit(tc)
 		}
 	}()

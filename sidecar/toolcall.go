@@ -13,6 +13,7 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/copylog"
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
 )
 
@@ -25,6 +26,8 @@ const (
 	outTimeout                           // no answer within the timeout
 	outCancelled                         // the client cancelled it
 	outServerExit                        // the server ended
+	outNotSent                           // the copy could not be written: not sent, no record
+	outWithdrawn                         // cancelled before its copy line: not sent, no record
 )
 
 // outcome is how a sent call ended; line and msg hold the server's answer.
@@ -107,11 +110,11 @@ func (tc *toolCall) finish(o outcome) bool {
 	tc.once.Do(func() {
 		first = true
 		tc.out = o
+		s := tc.s
+		s.mu.Lock()
 		if tc.timer != nil {
 			tc.timer.Stop()
 		}
-		s := tc.s
-		s.mu.Lock()
 		delete(s.calls, tc.ourID)
 		s.ended[tc.ourID] = struct{}{}
 		s.endedOrder = append(s.endedOrder, tc.ourID)
@@ -134,6 +137,8 @@ func (tc *toolCall) cancel() {
 		tc.state = stateWithdrawn
 	}
 	s.mu.Unlock()
+	// A call whose copy line is being written counts as sent: its stub will
+	// say it was cancelled.
 	if st == stateSent && tc.finish(outcome{kind: outCancelled}) {
 		s.sendCancelled(tc.ourID, "cancelled by the client")
 	}
@@ -202,7 +207,7 @@ func (s *Session) admit(tc *toolCall) {
 	}
 
 	name, args, meta, ok := callParams(tc.msg)
-	if !ok || !toolNameForm.MatchString(name) {
+	if !ok || !settings.ToolNameOK(name) {
 		s.replyError(tc.clientID, wire.CodeInvalidParams, "the tool name must be 1 to 128 letters, digits, _, - and .", nil)
 		s.release(tc)
 		return
@@ -279,63 +284,70 @@ func (s *Session) admit(tc *toolCall) {
 		return
 	}
 	tc.hold = h
-	sent := copylog.Line{Kind: copylog.KindSent, When: tc.when, Call: tc.ourID, Tool: name, Action: tc.action,
-		Slip: e.slipFP, RequestID: tc.ourID, Details: copyDetails(tc.details)}
-	if amt != nil {
-		sent.Amount = &copylog.Amount{Unit: amt.Unit, Value: amt.Value}
-	}
-	if err := e.copy.Append(sent); err != nil {
-		h.Release()
-		e.admitMu.Unlock()
-		e.stop("the copy could not be written: " + err.Error())
-		s.replyError(tc.clientID, wire.CodeNotTaken, "not taken: the executor could not record the call", nil)
-		s.release(tc)
-		return
-	}
+	// From here the call has its place in the book: the scribe writes its
+	// stub in this order, whatever becomes of it.
+	e.scribeQ <- tc
+	e.admitMu.Unlock()
+	go s.send(tc)
+}
+
+// send writes the call's sent line to the copy (durably) and then sends
+// the call to the server. Calls of a session are written and sent
+// concurrently, so that their copy lines share one fsync.
+func (s *Session) send(tc *toolCall) {
+	e := s.e
 	s.mu.Lock()
 	withdrawn := tc.state == stateWithdrawn
 	tc.state = stateSent
-	if !withdrawn && !s.serverGone {
-		s.calls[tc.ourID] = tc
-	}
-	gone = s.serverGone
 	s.mu.Unlock()
-	e.scribeQ <- tc
-	e.admitMu.Unlock()
-
-	switch {
-	case withdrawn:
-		tc.finish(outcome{kind: outCancelled})
+	if withdrawn {
+		tc.finish(outcome{kind: outWithdrawn})
 		return
-	case gone:
-		tc.finish(outcome{kind: outServerExit})
+	}
+	sent := copylog.Line{Kind: copylog.KindSent, When: tc.when, Call: tc.ourID, Tool: tc.tool, Action: tc.action,
+		Slip: e.slipFP, RequestID: tc.ourID, Details: copyDetails(tc.details)}
+	if tc.amount != nil {
+		sent.Amount = &copylog.Amount{Unit: tc.amount.Unit, Value: tc.amount.Value}
+	}
+	if err := e.copy.Append(sent); err != nil {
+		e.stop("the copy could not be written: " + err.Error())
+		tc.finish(outcome{kind: outNotSent})
 		return
 	}
 	out := wire.SpliceID(tc.line, tc.msg.IDSpan, jsonString(tc.ourID))
 	if e.set.CallIDInMeta {
-		m2, err := wire.Inspect(out)
-		if err == nil {
-			if withMeta, err := wire.SetMeta(out, m2.ParamsSpan, MetaCallID, tc.ourID); err == nil {
+		if m2, err := wire.Inspect(out); err == nil {
+			if withMeta, err := wire.SetMeta(out, m2.ParamsSpan, wire.MetaCallID, tc.ourID); err == nil {
 				out = withMeta
 			}
 		}
 	}
+	s.mu.Lock()
+	select {
+	case <-tc.done:
+		// Cancelled by the client while its copy line was written: it is
+		// not sent, and its stub says it was cancelled.
+		s.mu.Unlock()
+		return
+	default:
+	}
+	if s.serverGone {
+		s.mu.Unlock()
+		tc.finish(outcome{kind: outServerExit})
+		return
+	}
+	s.calls[tc.ourID] = tc
 	tc.timer = time.AfterFunc(e.set.Timeout, func() {
 		if tc.finish(outcome{kind: outTimeout}) {
 			s.sendCancelled(tc.ourID, "the executor's time for this call ran out")
 		}
 	})
+	s.mu.Unlock()
 	s.toServer(out)
 }
 
-// Names the executor writes into _meta and codes it gives its own refusals.
+// The action and codes the executor gives its own refusals.
 const (
-	MetaCallID  = "red.prova/call-id"
-	MetaRefused = "red.prova/refused"
-	MetaCodes   = "red.prova/codes"
-	MetaDenial  = "red.prova/denial"
-	MetaRule    = "red.prova/rule"
-
 	ActionUnlisted          = "executor.unlisted"
 	CodeUnlisted            = "unlisted"
 	CodeArgumentsUnreadable = "arguments-unreadable"

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,6 +20,18 @@ type Options struct {
 	// Kubeconfig is a kubeconfig file (its current context is used); ""
 	// means the pod's in-cluster service account.
 	Kubeconfig string
+	// Logger receives the API server's warnings; nil: slog.Default().
+	Logger *slog.Logger
+}
+
+// slogWarnings passes the API server's warning headers to slog (client-go
+// would print them with klog, outside the executor's JSON logs).
+type slogWarnings struct{ log *slog.Logger }
+
+func (w slogWarnings) HandleWarningHeader(code int, agent, text string) {
+	if code == 299 && text != "" {
+		w.log.Warn("kubernetes API warning", "text", text)
+	}
 }
 
 // Client reads Secrets. It is safe for concurrent use.
@@ -48,6 +61,11 @@ func New(opts Options) (*Client, error) {
 	}
 	cfg = rest.CopyConfig(cfg)
 	cfg.UserAgent = "mcp-executor"
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	cfg.WarningHandler = slogWarnings{log: log}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 30 * time.Second
 	}

@@ -9,12 +9,14 @@ import (
 // ManifestNeeded is returned instead of writing a Secret: the executor only
 // reads Secrets, so a value it made (a new key set or copy key) must be put
 // in place by the user. Manifest is a Secret manifest holding the value
-// (under stringData); apply it with
+// (under stringData); apply it with ApplyCommand:
 //
-//	kubectl apply --server-side -f <file>
+//	kubectl apply --server-side --field-manager=mcp-executor.<key> -f <file>
 //
-// which, for a Secret that already exists, adds the key and leaves the
-// Secret's other keys alone. Error() never holds the value.
+// Server-side apply adds the key to a Secret that exists and leaves its
+// other keys alone; a field manager of its own per key keeps each key's
+// ownership apart, so no later apply can claim to own (and drop) another
+// key. Error() never holds the value.
 type ManifestNeeded struct {
 	Namespace, Name, Key string
 	SecretExists         bool
@@ -26,7 +28,15 @@ func (m *ManifestNeeded) Error() string {
 	if m.SecretExists {
 		what = fmt.Sprintf("has no key %q", m.Key)
 	}
-	return fmt.Sprintf("Secret %s/%s %s and the executor does not write Secrets: apply the generated manifest (kubectl apply --server-side -f <file>) and start again", m.Namespace, m.Name, what)
+	return fmt.Sprintf("Secret %s/%s %s and the executor does not write Secrets: apply the generated manifest (%s) and start again", m.Namespace, m.Name, what, m.ApplyCommand("<file>"))
+}
+
+// FieldManager is the server-side apply field manager for this key.
+func (m *ManifestNeeded) FieldManager() string { return "mcp-executor." + m.Key }
+
+// ApplyCommand is the kubectl command that applies the manifest saved as file.
+func (m *ManifestNeeded) ApplyCommand(file string) string {
+	return "kubectl apply --server-side --field-manager=" + m.FieldManager() + " -f " + file
 }
 
 // SecretManifest returns a Secret manifest (YAML) with value under key in

@@ -15,7 +15,7 @@ func TestManifestNeeded(t *testing.T) {
 	if strings.Contains(m.Error(), value) {
 		t.Errorf("Error() holds the value: %s", m.Error())
 	}
-	for _, want := range []string{"agents/mcp-executor-keys", `no key "copy-key"`, "kubectl apply --server-side"} {
+	for _, want := range []string{"agents/mcp-executor-keys", `no key "copy-key"`, "kubectl apply --server-side --field-manager=mcp-executor.copy-key -f <file>"} {
 		if !strings.Contains(m.Error(), want) {
 			t.Errorf("Error() %q lacks %q", m.Error(), want)
 		}

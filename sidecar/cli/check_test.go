@@ -8,7 +8,9 @@ import (
 	"testing"
 
 	"github.com/seed-6e06167c/mcp-executor/copylog"
+	"github.com/seed-6e06167c/mcp-executor/internal/testenv"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/contentrules"
 )
 
 // itemLines are the report's lines of one level.
@@ -217,5 +219,50 @@ func TestCheckUsage(t *testing.T) {
 	code, out, _ := run(t, "check", "--config", filepath.Join(t.TempDir(), "none.json"))
 	if code != ExitFinding || !strings.HasPrefix(out, "problem: settings") {
 		t.Errorf("missing settings: exit %d\n%s", code, out)
+	}
+}
+
+// TestCheckContentRulesAgainstTheSlip: check reads the rules file and says whether the slip states it.
+func TestCheckContentRulesAgainstTheSlip(t *testing.T) {
+	abs, err := filepath.Abs(filepath.Join("..", "contentrules", "testdata", "content-rules.example.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := contentrules.Load(abs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stating := func(fp string) []map[string]any {
+		return []map[string]any{{"name": "Content rules of test executor", "sha256": fp}}
+	}
+	tests := []struct {
+		name     string
+		rules    bool
+		software []map[string]any
+		level    string
+		parts    []string
+	}{
+		{"stated", true, stating(rs.Fingerprint()), "ok", []string{"content rules", "the slip states these rules"}},
+		{"not stated", true, nil, "warning", []string{"content rules", "does not state these rules"}},
+		{"other rules stated", true, stating(canon.Fingerprint([]byte("other"))), "problem", []string{"content rules", "not among it", "to fix:"}},
+		{"stated but no rules file", false, stating(rs.Fingerprint()), "problem", []string{"content rules (contentRules)", "name no contentRules file", "to fix:"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := folder(t, func(o *testenv.Options) {
+				o.Tools = map[string]testenv.Tool{"write_file": {Action: "provared.data.change"}, "edit_file": {Action: "provared.data.change"}}
+				o.Software = tc.software
+				if tc.rules {
+					o.Settings = map[string]any{"contentRules": abs}
+				}
+			})
+			_, out, _ := run(t, "check", "--config", e.SettingsPath)
+			if !has(itemLines(out, tc.level), tc.parts...) {
+				t.Errorf("no %s line with %q:\n%s", tc.level, tc.parts, out)
+			}
+			if tc.rules && !has(itemLines(out, "ok"), "content rules", "2 rules read; fingerprint "+rs.Fingerprint()) {
+				t.Errorf("the rules read are not reported:\n%s", out)
+			}
+		})
 	}
 }

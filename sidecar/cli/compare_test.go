@@ -207,6 +207,9 @@ func TestCompareAfterARealRun(t *testing.T) {
 	if err != nil {
 		t.Fatalf("binary compare: %v\n%s", err, outB)
 	}
+	if strings.Contains(string(outB), secretValue) {
+		t.Fatal("a credential value appears in the output of the binary")
+	}
 	if v := oneObject(t, string(outB)); v["ok"] != true || len(v["matches"].([]any)) != 2 {
 		t.Errorf("binary compare --json: %v", v)
 	}

@@ -1,0 +1,218 @@
+package sidecar
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/seed-6e06167c/mcp-executor/copylog"
+	"github.com/seed-6e06167c/mcp-executor/internal/testenv"
+	"github.com/seed-6e06167c/mcp-executor/keys"
+	"github.com/seed-6e06167c/mcp-executor/keys/kube"
+	"github.com/seed-6e06167c/mcp-executor/receipts/book"
+	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
+	"github.com/seed-6e06167c/mcp-executor/receipts/record"
+	"github.com/seed-6e06167c/mcp-executor/receipts/slip"
+)
+
+// inspectBook writes a working folder and a book: the slip (line 1) and one countersigned stub per
+// call (lines 2, 3, …) naming rules when rules is not "".
+func inspectBook(t testing.TB, rules string, calls ...string) (*testenv.Env, []byte) {
+	t.Helper()
+	e, err := testenv.Build(testenv.Options{Dir: t.TempDir(), Command: "/bin/true",
+		Tools: map[string]testenv.Tool{"echo": {Action: "provared.data.read"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := book.OpenBook(e.BookPath, book.Options{IssuerKeys: []string{e.Thumbprint}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := b.Append(book.Line{Slip: e.Slip.Record}); err != nil {
+		t.Fatal(err)
+	}
+	prev := ""
+	for i, call := range calls {
+		when := canon.FormatTime(time.Now().UTC())
+		details := []any{map[string]any{"name": LabelCall, "sha256": canon.Fingerprint([]byte(call))}}
+		if rules != "" {
+			details = append(details, map[string]any{"name": LabelRules, "sha256": rules})
+		}
+		c := map[string]any{"type": "provared.stub.v0", "id": canon.NewID(), "slip": e.Slip.Fingerprint, "seq": int64(i),
+			"action": "provared.data.read", "with": "executor", "when": when, "details": details}
+		if i > 0 {
+			c["previous"] = prev
+		}
+		s, err := record.Sign(context.Background(), "stub", c, e.Agent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs, err := record.Sign(context.Background(), "countersignature",
+			map[string]any{"type": "provared.countersignature.v0", "stub": s.Fingerprint, "when": when}, e.Executor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Append(book.Line{Stub: s, Countersignature: cs}); err != nil {
+			t.Fatal(err)
+		}
+		prev = s.Fingerprint
+	}
+	text, err := os.ReadFile(e.BookPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, text
+}
+
+func TestInspectBookEntries(t *testing.T) {
+	rules := canon.Fingerprint([]byte("rules"))
+	e, text := inspectBook(t, rules, "a", "b")
+	// A line that is not a record sits between them and is skipped, the numbering kept.
+	ls := bytes.SplitAfter(text, []byte("\n"))
+	text = bytes.Join([][]byte{ls[0], ls[1], []byte("not a record\n"), ls[2]}, nil)
+	got := bookEntries(text)
+	if len(got) != 3 {
+		t.Fatalf("%d entries, want 3: %+v", len(got), got)
+	}
+	tests := []struct {
+		line int
+		kind string
+		call string
+	}{{1, "slip", ""}, {2, "stub", "a"}, {4, "stub", "b"}}
+	for i, want := range tests {
+		g := got[i]
+		if g.line != want.line || g.kind != want.kind {
+			t.Errorf("entry %d: line %d kind %q, want %d %q", i, g.line, g.kind, want.line, want.kind)
+		}
+		if want.kind == "stub" {
+			if g.with != "executor" || g.slip != e.Slip.Fingerprint || g.details[LabelCall] != canon.Fingerprint([]byte(want.call)) || g.details[LabelRules] != rules {
+				t.Errorf("entry %d: %+v", i, g)
+			}
+		}
+	}
+	if got[0].fingerprint != e.Slip.Fingerprint {
+		t.Errorf("slip fingerprint %q, want %q", got[0].fingerprint, e.Slip.Fingerprint)
+	}
+	if !bookHoldsSlip(text, e.Slip.Fingerprint) || bookHoldsSlip(text, rules) {
+		t.Errorf("bookHoldsSlip is wrong")
+	}
+}
+
+func FuzzInspectBookEntries(f *testing.F) {
+	_, text := inspectBook(f, canon.Fingerprint([]byte("rules")), "a")
+	f.Add(text)
+	f.Add([]byte("{}\n\n{\"stub\":1}\n"))
+	f.Add([]byte(`{"refusal":{"payload":"e30","signatures":[]}}`))
+	f.Add(bytes.Repeat([]byte("\n"), 5))
+	f.Fuzz(func(t *testing.T, text []byte) {
+		n := bytes.Count(text, []byte("\n")) + 1
+		last := 0
+		for _, e := range bookEntries(text) {
+			if e.line <= last || e.line > n {
+				t.Fatalf("line %d out of order or range (last %d, %d lines)", e.line, last, n)
+			}
+			last = e.line
+			switch e.kind {
+			case "slip", "stub", "refusal":
+			default:
+				t.Fatalf("kind %q", e.kind)
+			}
+			if !canon.IsFingerprint(e.fingerprint) {
+				t.Fatalf("fingerprint %q", e.fingerprint)
+			}
+		}
+	})
+}
+
+func TestInspectRulesInRecords(t *testing.T) {
+	stated, other := canon.Fingerprint([]byte("stated")), canon.Fingerprint([]byte("other"))
+	entries := []bookRecord{
+		{kind: "slip", software: []slip.Software{{Name: RulesSoftwareName("x"), SHA256: stated}}},
+		{kind: "stub", with: "executor", details: map[string]string{LabelRules: stated}},
+		{kind: "stub", with: "executor", details: map[string]string{LabelRules: stated}},
+		{kind: "stub", with: "someone else", details: map[string]string{LabelRules: other}},
+		{kind: "stub", with: "executor", details: map[string]string{}},
+	}
+	lines := []copylog.Line{
+		{Kind: copylog.KindDenial, Rules: other},
+		{Kind: copylog.KindDenial, Rules: ""},
+		{Kind: copylog.KindSent},
+	}
+	got := rulesInRecords("executor", entries, lines)
+	want := map[string]RulesUse{
+		stated: {SHA256: stated, Receipts: 2, Denials: 0, Stated: true},
+		other:  {SHA256: other, Receipts: 0, Denials: 1, Stated: false},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %+v", got)
+	}
+	for _, g := range got {
+		if g != want[g.SHA256] {
+			t.Errorf("%+v, want %+v", g, want[g.SHA256])
+		}
+	}
+}
+
+// TestInspectSecretManifests merges the manifests of two keys of one Secret into one document, so that
+// one server-side apply holds both.
+func TestInspectSecretManifests(t *testing.T) {
+	ms := []*keys.ManifestNeeded{
+		{Namespace: "agents", Name: "executor-keys", Key: "agent", Manifest: kube.SecretManifest("agents", "executor-keys", "agent", []byte("A"))},
+		{Namespace: "agents", Name: "copy", Key: "key", Manifest: kube.SecretManifest("agents", "copy", "key", []byte("C"))},
+		{Namespace: "agents", Name: "executor-keys", Key: "executor", Manifest: kube.SecretManifest("agents", "executor-keys", "executor", []byte("E"))},
+	}
+	out, err := SecretManifests(ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := strings.Split(string(out), "---\n")
+	if len(docs) != 2 {
+		t.Fatalf("%d documents, want 2:\n%s", len(docs), out)
+	}
+	want := []struct {
+		name string
+		data map[string]any
+	}{{"copy", map[string]any{"key": "C"}}, {"executor-keys", map[string]any{"agent": "A", "executor": "E"}}}
+	for i, d := range docs {
+		var m map[string]any
+		if err := yaml.Unmarshal([]byte(d), &m); err != nil {
+			t.Fatal(err)
+		}
+		meta := m["metadata"].(map[string]any)
+		data := m["stringData"].(map[string]any)
+		if meta["name"] != want[i].name || meta["namespace"] != "agents" || m["kind"] != "Secret" || len(data) != len(want[i].data) {
+			t.Errorf("document %d: %v", i, m)
+		}
+		for k, v := range want[i].data {
+			if data[k] != v {
+				t.Errorf("document %d: stringData[%s] = %v, want %v", i, k, data[k], v)
+			}
+		}
+	}
+}
+
+// TestInspectCheckNeverMakesKeys: CheckSetup on a folder without keys reports them and makes nothing.
+func TestInspectCheckNeverMakesKeys(t *testing.T) {
+	e, _ := inspectBook(t, "")
+	for _, p := range []string{e.AgentKeys, e.CopyKeyPath} {
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep := CheckSetup(context.Background(), CheckOptions{ConfigPath: e.SettingsPath})
+	if rep.OK() {
+		t.Fatalf("OK without agent keys: %+v", rep.Items)
+	}
+	for _, p := range []string{e.AgentKeys, e.CopyKeyPath, e.CopyPath} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s was made", filepath.Base(p))
+		}
+	}
+}
