@@ -124,6 +124,7 @@ const rawResult = `{ "content" : [ {"type":"text", "text":"raw \u00e9\/ok"} ],"n
 func runRawServer() {
 	in := bufio.NewReader(recordingStdin())
 	out := bufio.NewWriter(os.Stdout)
+	var later []json.RawMessage // "later" requests, answered at "flush"
 	for {
 		line, err := in.ReadBytes('\n')
 		if len(line) == 0 && err != nil {
@@ -163,6 +164,14 @@ func runRawServer() {
 				break
 			}
 			fmt.Fprintf(out, `{ "result" : %s , "jsonrpc":"2.0",  "id" :%s }`+"\n", rawResult, m.ID)
+		case "later":
+			later = append(later, m.ID)
+		case "flush":
+			for _, id := range later {
+				fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"late":true}}`+"\n", id)
+			}
+			later = nil
+			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{}}`+"\n", m.ID)
 		default:
 			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{}}`+"\n", m.ID)
 		}

@@ -141,3 +141,57 @@ func TestServerRequestsPassThrough(t *testing.T) {
 		t.Errorf("%d stubs", n)
 	}
 }
+
+// A request other than a tool call that the server never answers is
+// forgotten after 1,000 such pile up, the oldest first: its answer, if it
+// ever comes, is handed on under the executor's id.
+func TestUnansweredRequestsAreForgotten(t *testing.T) {
+	h := startWith(t, "raw", baseOptions())
+	// 1,000 requests the server holds, and the flush that makes 1,001.
+	const n = 1000
+	for i := 1; i <= n; i++ {
+		h.send(`{"jsonrpc":"2.0","id":` + itoa(i) + `,"method":"later"}`)
+	}
+	h.send(`{"jsonrpc":"2.0","id":"f","method":"flush"}`)
+	first := h.recv()
+	if !strings.HasPrefix(first, `{"jsonrpc":"2.0","id":"provared-`) {
+		t.Errorf("the forgotten request's answer came as %s", first)
+	}
+	for i := 2; i <= n; i++ {
+		want := `{"jsonrpc":"2.0","id":` + itoa(i) + `,"result":{"late":true}}`
+		if got := h.recv(); got != want {
+			t.Fatalf("answer %d: %s", i, got)
+		}
+	}
+	if got := h.recv(); got != `{"jsonrpc":"2.0","id":"f","result":{}}` {
+		t.Errorf("flush answer %s", got)
+	}
+	h.stop()
+}
+
+// With callIdInMeta off the server sees the call's _meta as the client
+// wrote it; the stub still names the call id.
+func TestCallIDInMetaOff(t *testing.T) {
+	o := baseOptions()
+	o.Settings = map[string]any{"callIdInMeta": false}
+	h := startWith(t, "raw", o)
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{},"_meta":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}}`)
+	h.recv()
+	h.stop()
+	for _, m := range serverLines(t, h.record) {
+		if m["method"] == "tools/call" {
+			meta := m["params"].(map[string]any)["_meta"].(map[string]any)
+			if _, ok := meta["red.prova/call-id"]; ok || len(meta) != 1 {
+				t.Errorf("the server saw _meta %v", meta)
+			}
+		}
+	}
+	stubs := entriesOf(readBook(t, h.env.BookPath), "stub")
+	if len(stubs) != 1 {
+		t.Fatalf("%d stubs", len(stubs))
+	}
+	d := detailsOf(stubs[0].Content)
+	if d["executor.call"] == "" || d["provared.trace-id"] != fp("4bf92f3577b34da6a3ce929d0e0e4736") {
+		t.Errorf("details %v", d)
+	}
+}

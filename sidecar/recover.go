@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"time"
@@ -90,8 +91,18 @@ func stubsByCall(path string) (map[string]string, error) {
 		return nil, fmt.Errorf("reading book %s: %w", path, err)
 	}
 	defer f.Close()
+	out, err := stubsByCallIn(f)
+	if err != nil {
+		return nil, fmt.Errorf("reading book %s: %w", path, err)
+	}
+	return out, nil
+}
+
+// stubsByCallIn reads book lines from r (see stubsByCall); lines that are
+// not stubs, or not readable, are passed over.
+func stubsByCallIn(r io.Reader) (map[string]string, error) {
 	out := map[string]string{}
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), book.MaxLineBytes+2)
 	for sc.Scan() {
 		var line struct {
@@ -119,7 +130,7 @@ func stubsByCall(path string) (map[string]string, error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("reading book %s: %w", path, err)
+		return nil, err
 	}
 	return out, nil
 }

@@ -48,6 +48,11 @@ func TestRefusalsNeverReachTheServer(t *testing.T) {
 			before:  []mcp.CallToolParams{{Name: "order", Arguments: map[string]any{"total": 60}}},
 			call:    mcp.CallToolParams{Name: "order", Arguments: map[string]any{"total": 41}},
 			refused: "over-limit", code: "over-limit", reason: "over-limit", action: "supplies.order"},
+		{name: "needs approval", opts: func(o *testenv.Options) {
+			o.Requires = []map[string]any{{"need": "approval", "action": "provared.data.read"}}
+		},
+			call:    mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}},
+			refused: "needs-approval", code: "approval-missing", reason: "needs-approval", action: "provared.data.read"},
 		{name: "over count", opts: func(o *testenv.Options) {
 			o.Limits = []map[string]any{{"action": "provared.message.send", "count": 1}}
 		},

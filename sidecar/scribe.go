@@ -45,6 +45,7 @@ func (e *Executor) commit(tc *toolCall) {
 		s.release(tc)
 		return
 	}
+	faultPoint("after-answer")
 	doc := out.document()
 	ctx := tc.ctx
 	if e.bookBroken.Load() {
@@ -88,6 +89,7 @@ func (e *Executor) finishCommit(tc *toolCall, line book.Line, doc detail) {
 		e.notWritten(tc, doc, err.Error())
 		return
 	}
+	faultPoint("after-stub")
 	stubFP := line.Stub.Fingerprint
 	if err := e.copy.Append(copylog.Line{Kind: copylog.KindReceipt, Call: tc.ourID, Stub: stubFP,
 		Outcome: &copylog.Detail{Name: doc.Name, SHA256: doc.SHA256}}); err != nil {
@@ -95,9 +97,10 @@ func (e *Executor) finishCommit(tc *toolCall, line book.Line, doc detail) {
 	}
 	tc.span.SetAttributes(attribute.String(AttrStub, stubFP))
 	switch out.kind {
-	case outResult, outError:
-		s.logCall(tc, "call answered", slog.String("stub", stubFP), slog.Bool("serverError", out.kind == outError))
-		s.toClient(wire.SpliceID(out.line, out.msg.IDSpan, tc.clientID))
+	case outResult, outError, outUnreadable:
+		s.logCall(tc, "call answered", slog.String("stub", stubFP), slog.Bool("serverError", out.kind == outError),
+			slog.Bool("unreadable", out.kind == outUnreadable))
+		s.toClient(wire.SpliceID(out.line, out.idSpan, tc.clientID))
 	default:
 		tc.span.SetStatus(codes.Error, out.noAnswerText())
 		s.logCall(tc, "call had no answer", slog.String("stub", stubFP), slog.String("why", out.noAnswerText()))

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
 )
@@ -288,10 +289,7 @@ func (s *Session) readServer() {
 func (s *Session) fromServer(line []byte) {
 	m, err := wire.Inspect(line)
 	if err != nil {
-		// Not a message: handed on to the client as it is, matched with no
-		// call (a call it was meant to answer ends by its timeout).
-		s.log.Warn("a line from the tool server is not an acceptable message; handed on as it is")
-		s.toClient(line)
+		s.unreadableFromServer(line, err)
 		return
 	}
 	if m.Kind != wire.KindResponse {
@@ -309,7 +307,7 @@ func (s *Session) fromServer(line []byte) {
 	if tc, ok := s.calls[id]; ok {
 		delete(s.calls, id)
 		s.mu.Unlock()
-		o := outcome{kind: outResult, line: line, msg: m}
+		o := outcome{kind: outResult, line: line, msg: m, idSpan: m.IDSpan}
 		if m.Error != nil {
 			o.kind = outError
 		}
@@ -336,6 +334,81 @@ func (s *Session) fromServer(line []byte) {
 		out = s.filterTools(out)
 	}
 	s.toClient(out)
+}
+
+// unreadableFromServer handles a server line that is not an acceptable
+// message. Where its top-level id can still be found (one JSON object
+// naming id once) and is a call's, the call ends with it: its stub names a
+// fixed provared.error text (a number or text RFC 8785 cannot write, or an
+// answer that cannot be read as a message), and the client gets the bytes
+// as they were with its id spliced in. Anything else is handed on to the
+// client as it is, matched with no call (a call it was meant to answer ends
+// by its timeout).
+func (s *Session) unreadableFromServer(line []byte, err error) {
+	var we *wire.Error
+	if !errors.As(err, &we) {
+		s.toClient(line)
+		return
+	}
+	id, span := we.ID, we.IDSpan
+	text := TextAnswerUnreadable
+	if we.Fault == wire.FaultBigNumber {
+		text = TextResultNotCanonical
+	}
+	if we.Fault == wire.FaultNotUTF8 {
+		// Find the id in the same bytes with each byte that is not UTF-8
+		// stood in for by one ASCII byte: offsets stay the same.
+		m2, err2 := wire.Inspect(asciiStandIns(line))
+		var we2 *wire.Error
+		switch {
+		case err2 == nil && m2.Kind == wire.KindResponse:
+			id, span = line[m2.IDSpan.Start:m2.IDSpan.End], m2.IDSpan
+		case errors.As(err2, &we2) && we2.ID != nil:
+			id, span = line[we2.IDSpan.Start:we2.IDSpan.End], we2.IDSpan
+		}
+	}
+	ourID, ok := unquoteID(id)
+	if id == nil || !ok || !strings.HasPrefix(ourID, IDPrefix) {
+		s.log.Warn("a line from the tool server is not an acceptable message; handed on as it is", slog.String("why", we.Reason))
+		s.toClient(line)
+		return
+	}
+	s.mu.Lock()
+	if tc, ok := s.calls[ourID]; ok {
+		delete(s.calls, ourID)
+		s.mu.Unlock()
+		s.log.Warn("the tool server's answer to a call is not an acceptable message; it is not bound", slog.String("call", ourID), slog.String("why", we.Reason))
+		tc.finish(outcome{kind: outUnreadable, line: line, idSpan: span, text: text})
+		return
+	}
+	if _, ended := s.ended[ourID]; ended {
+		s.mu.Unlock()
+		return
+	}
+	r, ok := s.requests[ourID]
+	if !ok {
+		s.mu.Unlock()
+		s.toClient(line)
+		return
+	}
+	s.forgetLocked(r)
+	s.mu.Unlock()
+	s.toClient(wire.SpliceID(line, span, r.clientID))
+}
+
+// asciiStandIns returns line with every byte that is not part of a UTF-8
+// character replaced by '?'.
+func asciiStandIns(line []byte) []byte {
+	out := make([]byte, len(line))
+	copy(out, line)
+	for i := 0; i < len(out); {
+		r, n := utf8.DecodeRune(out[i:])
+		if r == utf8.RuneError && n == 1 {
+			out[i] = '?'
+		}
+		i += n
+	}
+	return out
 }
 
 // filterTools takes the tools no rule names out of a tools/list answer.
@@ -380,7 +453,9 @@ func (s *Session) clientCancelled(line []byte, m *wire.Message) {
 	}
 	s.mu.Unlock()
 	if !ok {
-		s.toServer(line)
+		// A request that has ended, or that the executor never sent on:
+		// nothing with the server to cancel.
+		s.log.Debug("a cancellation for no request in flight is dropped")
 		return
 	}
 	s.sendCancelled(ourID, "cancelled by the client")

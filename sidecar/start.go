@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 
@@ -68,12 +69,9 @@ func Open(ctx context.Context, o OpenOptions) (_ *Executor, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("the executor's keys: %w", err)
 	}
-	copyKey, created, err := keys.LoadOrCreateCopyKey(ctx, set.Executor.CopyKey, set.Dir, kopts)
+	copyKey, err := loadCopyKey(ctx, set, kopts, log)
 	if err != nil {
-		return nil, fmt.Errorf("the copy key: %w", err)
-	}
-	if created {
-		log.Info("made a new copy key", slog.String("source", set.Executor.CopyKey))
+		return nil, err
 	}
 	if len(set.Agent.IssuerKeys) == 0 {
 		return nil, errors.New("settings: agent.issuerKeys names no passkey; the executor acts only under a slip signed by a passkey it trusts")
@@ -131,6 +129,31 @@ func Open(ctx context.Context, o OpenOptions) (_ *Executor, err error) {
 	log.Info("executor started", slog.String("name", set.Name), slog.String("slip", sl.Fingerprint),
 		slog.Int("bookEntries", bk.Ledger().Size()))
 	return e, nil
+}
+
+// loadCopyKey reads the copy key, making one only while the copy holds no
+// line: a copy that holds lines and has lost its key cannot be read, and a
+// new key would make every later start and compare say the key is wrong.
+func loadCopyKey(ctx context.Context, set *settings.Settings, kopts keys.Options, log *slog.Logger) ([]byte, error) {
+	if fi, err := os.Stat(set.Executor.Copy); err == nil && fi.Size() > 0 {
+		key, err := keys.LoadCopyKey(ctx, set.Executor.CopyKey, set.Dir, kopts)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("copy %s holds lines and there is no copy key (%s): the copy cannot be read, so the executor does not start; put the copy key back: %w",
+				set.Executor.Copy, set.Executor.CopyKey, copylog.ErrKeyMissing)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("the copy key: %w", err)
+		}
+		return key, nil
+	}
+	key, created, err := keys.LoadOrCreateCopyKey(ctx, set.Executor.CopyKey, set.Dir, kopts)
+	if err != nil {
+		return nil, fmt.Errorf("the copy key: %w", err)
+	}
+	if created {
+		log.Info("made a new copy key", slog.String("source", set.Executor.CopyKey))
+	}
+	return key, nil
 }
 
 // Settings are the settings the executor was started with.

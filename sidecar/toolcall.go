@@ -26,15 +26,20 @@ const (
 	outTimeout                           // no answer within the timeout
 	outCancelled                         // the client cancelled it
 	outServerExit                        // the server ended
+	outUnreadable                        // an answer that is not an acceptable message, matched by its id
 	outNotSent                           // the copy could not be written: not sent, no record
 	outWithdrawn                         // cancelled before its copy line: not sent, no record
 )
 
-// outcome is how a sent call ended; line and msg hold the server's answer.
+// outcome is how a sent call ended; line holds the server's answer, msg
+// the answer read (nil for outUnreadable), idSpan where its id is, and
+// text the fixed document an unreadable answer is bound by.
 type outcome struct {
-	kind outcomeKind
-	line []byte
-	msg  *wire.Message
+	kind   outcomeKind
+	line   []byte
+	msg    *wire.Message
+	idSpan wire.Span
+	text   string
 }
 
 // noAnswerText is the message of the 1002 error the client gets, which the
@@ -65,6 +70,8 @@ func (o outcome) document() detail {
 			return textDetail(LabelError, TextResultNotCanonical)
 		}
 		return detail{Name: LabelError, SHA256: fp}
+	case outUnreadable:
+		return textDetail(LabelError, o.text)
 	}
 	return textDetail(LabelError, o.noAnswerText())
 }
@@ -184,7 +191,9 @@ func (s *Session) release(tc *toolCall) {
 // the order the client sent them.
 func (s *Session) admit(tc *toolCall) {
 	e := s.e
-	tc.ctx, tc.span = tracer.Start(s.ctx, "tools/call", trace.WithAttributes(attribute.String(AttrCallID, tc.ourID)))
+	// A call's records are written whatever happens to the session's
+	// context (a stop signal): its context keeps the span, not the cancel.
+	tc.ctx, tc.span = tracer.Start(context.WithoutCancel(s.ctx), "tools/call", trace.WithAttributes(attribute.String(AttrCallID, tc.ourID)))
 
 	s.mu.Lock()
 	st, gone := tc.state, s.serverGone
@@ -309,11 +318,13 @@ func (s *Session) send(tc *toolCall) {
 	if tc.amount != nil {
 		sent.Amount = &copylog.Amount{Unit: tc.amount.Unit, Value: tc.amount.Value}
 	}
+	faultPoint("before-copy-sent")
 	if err := e.copy.Append(sent); err != nil {
 		e.stop("the copy could not be written: " + err.Error())
 		tc.finish(outcome{kind: outNotSent})
 		return
 	}
+	faultPoint("after-copy-sent")
 	out := wire.SpliceID(tc.line, tc.msg.IDSpan, jsonString(tc.ourID))
 	if e.set.CallIDInMeta {
 		if m2, err := wire.Inspect(out); err == nil {
@@ -344,6 +355,7 @@ func (s *Session) send(tc *toolCall) {
 	})
 	s.mu.Unlock()
 	s.toServer(out)
+	faultPoint("server-working")
 }
 
 // The action and codes the executor gives its own refusals.
