@@ -48,12 +48,18 @@ func TestMain(m *testing.M) {
 		// Run every session in this process (for -race over the session code).
 		os.Exit(m.Run())
 	}
-	build := exec.Command("go", "build", "-o", bin, "../cmd/mcp-executor")
-	if out, err := build.CombinedOutput(); err == nil {
-		executorBin = bin
-	} else {
-		fmt.Fprintf(os.Stderr, "sidecar tests: ./cmd/mcp-executor does not build yet, running sessions in-process:\n%s\n", out)
+	// Under -race the executor binary is built with the race detector too, so the engine's
+	// goroutines are checked in every end-to-end test.
+	args := []string{"build", "-o", bin}
+	if raceEnabled {
+		args = append(args, "-race")
 	}
+	build := exec.Command("go", append(args, "../cmd/mcp-executor")...)
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "sidecar tests: building ./cmd/mcp-executor: %v\n%s\n", err, out)
+		os.Exit(1)
+	}
+	executorBin = bin
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)

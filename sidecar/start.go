@@ -81,6 +81,12 @@ func Open(ctx context.Context, o OpenOptions) (_ *Executor, err error) {
 		return nil, err
 	}
 
+	// The tool server's credentials must be readable before anything is written: a start that would fail
+	// on them leaves no book and no copy behind.
+	if _, err := serverEnv(ctx, set, log); err != nil {
+		return nil, err
+	}
+
 	bk, err := book.OpenBook(set.Agent.Book, book.Options{IssuerKeys: set.Agent.IssuerKeys})
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/seed-6e06167c/mcp-executor/keys"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/toolserver"
 )
 
@@ -53,28 +54,9 @@ func (e *Executor) Serve(ctx context.Context, in io.Reader, out io.Writer, serve
 // credentials and the passed-on environment only.
 func (e *Executor) startServer(ctx context.Context, stderr io.Writer) (*processServer, error) {
 	set := e.set
-	sources := map[string]string{}
-	env := map[string]string{}
-	for _, v := range set.Server.Env {
-		if v.IsValue {
-			env[v.Name] = v.Value
-		} else {
-			sources[v.Name] = v.Source
-		}
-	}
-	if len(sources) > 0 {
-		kopts, closeKeys, err := keyOptions(set, e.log)
-		if err != nil {
-			return nil, err
-		}
-		creds, err := keys.ResolveEnv(ctx, sources, set.Dir, kopts)
-		closeKeys()
-		if err != nil {
-			return nil, fmt.Errorf("the tool server's credentials: %w", err)
-		}
-		for k, v := range creds {
-			env[k] = v
-		}
+	env, err := serverEnv(ctx, set, e.log)
+	if err != nil {
+		return nil, err
 	}
 	if stderr == nil {
 		stderr = os.Stderr
@@ -109,4 +91,34 @@ func IsExit(err error) (int, bool) {
 		return ee.Code, true
 	}
 	return 0, false
+}
+
+// serverEnv resolves the tool server's environment: the values the settings hold and the credentials
+// read from their sources. Each session reads them again, so a rotated credential is picked up.
+func serverEnv(ctx context.Context, set *settings.Settings, log *slog.Logger) (map[string]string, error) {
+	sources := map[string]string{}
+	env := map[string]string{}
+	for _, v := range set.Server.Env {
+		if v.IsValue {
+			env[v.Name] = v.Value
+		} else {
+			sources[v.Name] = v.Source
+		}
+	}
+	if len(sources) == 0 {
+		return env, nil
+	}
+	kopts, closeKeys, err := keyOptions(set, log)
+	if err != nil {
+		return nil, err
+	}
+	creds, err := keys.ResolveEnv(ctx, sources, set.Dir, kopts)
+	closeKeys()
+	if err != nil {
+		return nil, fmt.Errorf("the tool server's credentials: %w", err)
+	}
+	for k, v := range creds {
+		env[k] = v
+	}
+	return env, nil
 }

@@ -3,6 +3,8 @@
 package keysintegration_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -93,6 +95,12 @@ func TestSecretOutsideRole(t *testing.T) {
 	} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	// The credential is read before anything is written: the failed start leaves no book and no copy.
+	for _, name := range []string{"book.jsonl", "copy.jsonl"} {
+		if _, err := os.Stat(filepath.Join(s.dir, name)); err == nil {
+			t.Errorf("the failed start left %s behind", name)
 		}
 	}
 	s.noSecretInOutputs(t)

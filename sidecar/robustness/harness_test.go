@@ -337,16 +337,27 @@ func (x *executor) stop() int {
 	return x.wait()
 }
 
-// wait waits for the executor to exit on its own and gives its exit code.
+// wait waits for the executor to exit on its own (at most 30s) and gives
+// its exit code; the lines it still writes are dropped.
 func (x *executor) wait() int {
 	x.t.Helper()
-	for range x.lines {
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case _, ok := <-x.lines:
+			if ok {
+				continue
+			}
+		case <-deadline:
+			x.t.Fatalf("the executor did not exit in 30s; stderr:\n%s", x.ownStderr())
+		}
+		break
 	}
 	select {
 	case <-x.done:
 		return x.code
-	case <-time.After(30 * time.Second):
-		x.t.Fatalf("the executor did not exit; stderr:\n%s", x.ownStderr())
+	case <-deadline:
+		x.t.Fatalf("the executor did not exit in 30s; stderr:\n%s", x.ownStderr())
 	}
 	return -1
 }

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 )
 
 // The codes a client gets for a line the executor does not take.
@@ -183,21 +186,16 @@ func TestHostileClientRefusedByRule(t *testing.T) {
 	}
 }
 
-// A line of 16 MiB + 1 is refused (-32600) without being held whole: the
-// server never receives it, the executor's memory stays bounded, and the
-// next line is served.
+// A line of 16 MiB + 1 is refused (-32600) without reaching the server,
+// three times in a row; the executor's memory stays bounded, and the next
+// line is served.
 func TestHostileClientLineOverCap(t *testing.T) {
 	env, record := newEnv(t, "hostile", nil)
 	x := start(t, executorBin, env)
 	x.initialize()
-	head := `{"jsonrpc":"2.0","id":"huge","method":"tools/call","params":{"name":"echo","arguments":{"m":"over-cap","pad":"`
-	tail := `"}}}`
-	line := head + strings.Repeat("p", bigLine-len(head)-len(tail)) + tail
-	if len(line) != bigLine {
-		t.Fatalf("line of %d bytes", len(line))
-	}
-	for i := 0; i < 3; i++ { // three in a row: nothing piles up
-		x.send(line)
+	over := paddedCall(`"huge"`, "over-cap", bigLine)
+	for i := 0; i < 3; i++ {
+		x.send(over)
 		wantError(t, x.recv(), "null", codeInvalidRequest)
 	}
 	x.send(callLine(`"after"`, "echo", `{"m":"after-cap"}`))
@@ -216,7 +214,71 @@ func TestHostileClientLineOverCap(t *testing.T) {
 		t.Error("the server received the line over the cap")
 	}
 	if calls := serverCalls(t, record); len(calls) != 1 {
-		t.Errorf("the server received %v", calls)
+		t.Errorf("the server received %v, want only the call after", calls)
+	}
+	checkRecords(t, env, record)
+}
+
+// paddedCall is an echo tools/call line of exactly size bytes.
+func paddedCall(id, marker string, size int) string {
+	head := `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"echo","arguments":{"m":"` + marker + `","pad":"`
+	tail := `"}}}`
+	return head + strings.Repeat("p", size-len(head)-len(tail)) + tail
+}
+
+// maxAtCapRSSKiB bounds the executor's peak while it takes one line of
+// exactly 16 MiB (held, checked, given its call id, fingerprinted in RFC
+// 8785 form and sent on): a few copies of the line beside the baseline.
+const maxAtCapRSSKiB = 320 << 10
+
+// A line of exactly 16 MiB is taken: it reaches the server, its receipt
+// binds its arguments, and the executor's peak stays within a few copies
+// of the line.
+func TestHostileClientLineAtCap(t *testing.T) {
+	env, record := newEnv(t, "hostile", nil)
+	x := start(t, executorBin, env)
+	x.initialize()
+	atCap := paddedCall(`"at-cap"`, "at-cap", bigLine-1)
+	x.send(atCap)
+	if r := wantResult(t, x.recv(), `"at-cap"`); r.IsError {
+		t.Errorf("the line of exactly 16 MiB: %+v", r)
+	}
+	hwm := x.sampleHWM()
+	if code := x.stop(); code != 0 {
+		t.Errorf("exit code %d", code)
+	}
+	t.Logf("executor peak RSS with one 16 MiB call: VmHWM %d KiB", hwm)
+	if hwm > maxAtCapRSSKiB {
+		t.Errorf("the executor's peak resident set is %d KiB for one line of 16 MiB, over %d KiB", hwm, maxAtCapRSSKiB)
+	}
+	calls := serverCalls(t, record)
+	if len(calls) != 1 {
+		t.Fatalf("the server received %v, want the call at the cap", calls)
+	}
+	es := checkRecords(t, env, record)
+	args := atCap[strings.Index(atCap, `"arguments":`)+len(`"arguments":`) : len(atCap)-2]
+	argFP, err := canon.JCSFingerprint([]byte(args))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := stubsFor(es, calls[0].ID); len(s) != 1 || s[0].details()["provared.arguments"] != argFP {
+		t.Errorf("the receipt of the 16 MiB call does not bind its arguments")
+	}
+}
+
+// The baseline the memory bound is set against: the executor's peak
+// resident set after a start and one small call.
+func TestExecutorBaselineMemory(t *testing.T) {
+	env, record := newEnv(t, "hostile", nil)
+	x := start(t, executorBin, env)
+	x.initialize()
+	x.send(callLine("1", "echo", `{}`))
+	wantResult(t, x.recv(), "1")
+	hwm := x.sampleHWM()
+	x.stop()
+	t.Logf("executor peak RSS after one small call: VmHWM %d KiB", hwm)
+	if hwm > maxRSSKiB/2 {
+		t.Errorf("the executor's peak resident set is %d KiB after one small call", hwm)
 	}
 	checkRecords(t, env, record)
 }
@@ -284,5 +346,46 @@ func TestHostileClientCollidingIDs(t *testing.T) {
 		if len(s) == 1 && s[0].details()[labelToolResult] == "" {
 			t.Errorf("call %s: its receipt binds no tool result: %v", c.ID, s[0].details())
 		}
+	}
+}
+
+// Cancellations from the client: for a call with the server, the server is
+// told (under the executor's id), the client gets 1002 naming the receipt,
+// the receipt names the cancellation, and the late answer is dropped; a
+// cancellation naming no request in flight is dropped (the server never saw
+// the client's ids) and the executor stays up.
+func TestHostileClientCancels(t *testing.T) {
+	env, record := newEnv(t, "hostile", nil)
+	x := start(t, executorBin, env)
+	x.initialize()
+	x.send(callLine("40", "slow", `{"ms":700}`))
+	for len(serverCalls(t, record)) == 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	x.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":40,"reason":"changed my mind"}}`)
+	e := wantError(t, x.recv(), "40", codeNoAnswer)
+	x.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"nothing-in-flight"}}`)
+	time.Sleep(900 * time.Millisecond) // the server's late answer comes and is dropped
+	if extra := x.sync("after"); len(extra) != 0 {
+		t.Errorf("more lines reached the client: %q", extra)
+	}
+	x.stop()
+	calls := serverCalls(t, record)
+	if len(calls) != 1 {
+		t.Fatalf("the server received %v", calls)
+	}
+	if !serverRead(t, record, `"requestId":"`+calls[0].ID+`"`) {
+		t.Error("the server was not told of the cancellation under the executor's id")
+	}
+	if serverRead(t, record, `"requestId":"nothing-in-flight"`) || serverRead(t, record, `"requestId":40`) {
+		t.Error("a cancellation naming a client's id reached the server, which never saw that id")
+	}
+	es := checkRecords(t, env, record)
+	s := stubsFor(es, calls[0].ID)
+	if len(s) != 1 || s[0].details()[labelError] != fp("no answer: the call was cancelled") {
+		t.Fatalf("receipts %v, want one naming the cancellation", s)
+	}
+	if e.Data["red.prova/stub"] != s[0].Fingerprint {
+		t.Errorf("error data %v, want the stub %s", e.Data, s[0].Fingerprint)
 	}
 }
