@@ -8,6 +8,7 @@ tools=../shared/tools
 
 echo "== go vet"
 go vet ./...
+go vet -tags integration ./...
 echo "== gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go'))
 if [ -n "$unformatted" ]; then echo "not gofmt-formatted:"; echo "$unformatted"; exit 1; fi
@@ -19,6 +20,16 @@ trap '"$tools/vault-dev.sh" stop >/dev/null 2>&1 || true; "$tools/kube-test-clus
 
 echo "== all tests, unit, end-to-end and integration (-race)"
 go test -race -count=1 -timeout 25m -tags integration ./...
+
+echo "== short fuzz runs of the parsers that face untrusted bytes"
+fuzz() { go test -run '^$' -fuzz "^$2\$" -fuzztime "${FUZZTIME:-8s}" -fuzzminimizetime 1x "$1"; }
+fuzz ./receipts/canon/ FuzzParse
+fuzz ./receipts/canon/ FuzzUnB64
+fuzz ./receipts/record/ FuzzParse
+fuzz ./sidecar/wire/ FuzzInspect
+fuzz ./sidecar/contentrules/ FuzzParse
+fuzz ./sidecar/contentrules/ FuzzPattern
+fuzz ./copylog/ FuzzVerify
 
 echo "== demo"
 go run ./cmd/mcp-executor demo

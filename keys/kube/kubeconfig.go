@@ -2,76 +2,29 @@ package kube
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	"k8s.io/client-go/tools/clientcmd/api/latest"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
-// restConfigFromKubeconfig turns the current context of a kubeconfig file
-// into a rest.Config: server, CA, TLS server name, and the user's token,
-// token file, client certificate, basic auth, exec or auth-provider plugin.
-//
-// (client-go's tools/clientcmd does this too, but pulls in the module
-// github.com/spf13/pflag, which is not among the project's modules; this
-// reads the same file format through clientcmd/api/latest.)
+// restConfigFromKubeconfig turns the current context of a kubeconfig file into a rest.Config, with
+// client-go's own loader: server, CA, TLS server name, and the user's token, token file, client
+// certificate, exec or auth-provider plugin; relative paths are read from the file's folder. It returns
+// the name of the context used.
 func restConfigFromKubeconfig(path string) (*rest.Config, string, error) {
-	data, err := os.ReadFile(path)
+	raw, err := clientcmd.LoadFromFile(path)
 	if err != nil {
-		return nil, "", err
+		return nil, "", fmt.Errorf("reading the kubeconfig: %w", err)
 	}
-	obj, err := runtime.Decode(latest.Codec, data)
+	if err := clientcmd.ResolveLocalPaths(raw); err != nil {
+		return nil, "", fmt.Errorf("reading the kubeconfig: %w", err)
+	}
+	if raw.CurrentContext == "" || raw.Contexts[raw.CurrentContext] == nil {
+		return nil, "", fmt.Errorf("no current context (current-context %q)", raw.CurrentContext)
+	}
+	rc, err := clientcmd.NewDefaultClientConfig(*raw, &clientcmd.ConfigOverrides{}).ClientConfig()
 	if err != nil {
-		return nil, "", fmt.Errorf("not a kubeconfig: %w", err)
+		return nil, "", fmt.Errorf("context %q: %w", raw.CurrentContext, err)
 	}
-	cfg, ok := obj.(*clientcmdapi.Config)
-	if !ok {
-		return nil, "", fmt.Errorf("not a kubeconfig")
-	}
-	ctxName := cfg.CurrentContext
-	kctx := cfg.Contexts[ctxName]
-	if kctx == nil {
-		return nil, "", fmt.Errorf("no current context (current-context %q)", ctxName)
-	}
-	cluster := cfg.Clusters[kctx.Cluster]
-	if cluster == nil || cluster.Server == "" {
-		return nil, "", fmt.Errorf("context %q: no cluster %q with a server", ctxName, kctx.Cluster)
-	}
-	user := cfg.AuthInfos[kctx.AuthInfo]
-	if user == nil {
-		user = &clientcmdapi.AuthInfo{}
-	}
-	dir := filepath.Dir(path)
-	rel := func(p string) string {
-		if p == "" || filepath.IsAbs(p) {
-			return p
-		}
-		return filepath.Join(dir, p)
-	}
-	rc := &rest.Config{
-		Host:            cluster.Server,
-		BearerToken:     user.Token,
-		BearerTokenFile: rel(user.TokenFile),
-		Username:        user.Username,
-		Password:        user.Password,
-		Impersonate: rest.ImpersonationConfig{
-			UserName: user.Impersonate, UID: user.ImpersonateUID, Groups: user.ImpersonateGroups, Extra: user.ImpersonateUserExtra,
-		},
-		AuthProvider: user.AuthProvider,
-		ExecProvider: user.Exec,
-		TLSClientConfig: rest.TLSClientConfig{
-			Insecure:   cluster.InsecureSkipTLSVerify,
-			ServerName: cluster.TLSServerName,
-			CAFile:     rel(cluster.CertificateAuthority),
-			CAData:     cluster.CertificateAuthorityData,
-			CertFile:   rel(user.ClientCertificate),
-			CertData:   user.ClientCertificateData,
-			KeyFile:    rel(user.ClientKey),
-			KeyData:    user.ClientKeyData,
-		},
-	}
-	return rc, ctxName, nil
+	return rc, raw.CurrentContext, nil
 }

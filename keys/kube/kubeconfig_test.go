@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 )
@@ -27,6 +28,12 @@ users:
 `
 	if err := writeKubeconfig(p, text); err != nil {
 		t.Fatal(err)
+	}
+	// client-go's loader checks that the files the kubeconfig names can be read.
+	for _, f := range []string{"ca.crt", "token"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("placeholder\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	rc, ctxName, err := restConfigFromKubeconfig(p)
 	if err != nil {
