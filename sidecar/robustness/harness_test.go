@@ -56,6 +56,9 @@ func newEnv(t *testing.T, kind string, settings map[string]any) (*testenv.Env, s
 		Env: map[string]map[string]any{
 			serverKindEnv: {"value": kind},
 			recordEnv:     {"value": record},
+			// Under -race the server (this test binary) would sleep a second
+			// at every exit, waiting for race reports; it has none to wait for.
+			"GORACE": {"value": "atexit_sleep_ms=0"},
 		},
 		Tools:    tools,
 		Actions:  []string{actionRead, actionOrder},
