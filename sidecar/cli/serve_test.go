@@ -3,7 +3,10 @@ package cli
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,7 +42,8 @@ func TestServeTwoBridgesAndDrain(t *testing.T) {
 		t.Fatal(err)
 	}
 	sock := filepath.Join(dir, "executor.sock")
-	serveCmd := exec.Command(exe, "serve", "--config", env.SettingsPath, "--listen", "unix:"+sock, "--drain", "20s")
+	serveCmd := exec.Command(exe, "serve", "--config", env.SettingsPath, "--listen", "unix:"+sock, "--drain", "20s",
+		"--health", "127.0.0.1:0")
 	serveLog := &lockedBuf{}
 	serveCmd.Stderr = serveLog
 	if err := serveCmd.Start(); err != nil {
@@ -47,6 +51,19 @@ func TestServeTwoBridgesAndDrain(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = serveCmd.Process.Kill() })
 	waitFor(t, func() bool { _, err := os.Stat(sock); return err == nil }, "the socket to appear", serveLog)
+	// /healthz and /readyz answer on their own TCP port once the executor is ready.
+	health := healthAddress(t, serveLog)
+	for _, path := range []string{"/healthz", "/readyz"} {
+		resp, err := http.Get("http://" + health + path)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s = %d %s", path, resp.StatusCode, body)
+		}
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -231,4 +248,20 @@ func readFile(t *testing.T, path string) string {
 	return string(b)
 }
 
-var _ = bufio.NewReader
+// healthAddress reads the health endpoint's address from serve's JSON log.
+func healthAddress(t *testing.T, log fmt.Stringer) string {
+	t.Helper()
+	var addr string
+	waitFor(t, func() bool {
+		sc := bufio.NewScanner(strings.NewReader(log.String()))
+		for sc.Scan() {
+			var entry struct{ Msg, Address string }
+			if json.Unmarshal(sc.Bytes(), &entry) == nil && entry.Msg == "health endpoint" {
+				addr = entry.Address
+				return true
+			}
+		}
+		return false
+	}, "the health endpoint's address in the log", log)
+	return addr
+}
