@@ -162,7 +162,11 @@ func Compare(lines []Line, book BookView) Report {
 	for _, d := range denials {
 		r.Denials++
 		if d.Refusal == "" {
-			r.DenialsUnwritten++ // over the hourly cap: no refusal was written
+			if d.Unwritten == "" || d.Unwritten == UnwrittenCap {
+				r.DenialsUnwritten++ // over the hourly cap: no refusal was written
+			} else {
+				r.DenialsNotWritten = append(r.DenialsNotWritten, DenialNotWritten{Call: d.Call, Reason: d.Reason, Why: d.Unwritten})
+			}
 			continue
 		}
 		e, ok := refusals[d.Refusal]

@@ -149,6 +149,18 @@ func TestCompare(t *testing.T) {
 			summary: "compare: FAIL 0 calls, 0 match, 1 denial missing; copy ok; book intact",
 		},
 		{
+			name: "a denial the book could not take fails; one over the hourly cap does not",
+			lines: func() []Line {
+				capped, failed := denialLine("d-cap", "", ""), denialLine("d-fail", "", "")
+				capped.Unwritten = UnwrittenCap
+				failed.Unwritten = "the book could not take the denial: read-only file system"
+				return []Line{capped, failed}
+			}(),
+			book:    intact(),
+			want:    findings{},
+			summary: "compare: FAIL 0 calls, 0 match, 1 denial not written; copy ok; book intact",
+		},
+		{
 			name: "receipts and denials without rules under a slip that states rules",
 			lines: []Line{
 				sentLine("c1"), receiptLine("c1", s1),

@@ -22,6 +22,10 @@ const (
 	KindWithdrawn   Kind = "withdrawn"    // cancelled while waiting its turn; nothing sent
 )
 
+// UnwrittenCap is a denial line's Unwritten when the hourly number of denials was reached. Any other
+// non-empty Unwritten is why the book could not take the denial.
+const UnwrittenCap = "cap"
+
 // Outcome document names a receipt line may carry.
 const (
 	OutcomeToolResult = "provared.tool-result"
@@ -65,6 +69,9 @@ type Line struct {
 	Refusal   string
 	Rules     string
 	Rule      string
+	// Unwritten, on a denial line with no refusal, says why none was written: UnwrittenCap (the hourly
+	// cap) or the book's write error.
+	Unwritten string
 
 	Tag string
 }
@@ -86,7 +93,7 @@ var kindMembers = map[Kind][]member{
 	KindReceipt:     {{"call", false}, {"stub", false}, {"outcome", false}},
 	KindNotWritten:  {{"call", false}, {"outcome", false}, {"reason", false}},
 	KindLateReceipt: {{"call", false}, {"stub", false}},
-	KindDenial:      {{"call", false}, {"tool", false}, {"action", false}, {"reason", false}, {"codes", false}, {"slip", false}, {"refusal", false}, {"rules", false}, {"rule", false}},
+	KindDenial:      {{"call", false}, {"tool", false}, {"action", false}, {"reason", false}, {"codes", false}, {"slip", false}, {"refusal", false}, {"rules", false}, {"rule", false}, {"unwritten", true}},
 	KindWithdrawn:   {{"call", false}},
 }
 
@@ -149,6 +156,10 @@ func (ln *Line) body() (map[string]any, error) {
 			b["rules"] = ln.Rules
 		case "rule":
 			b["rule"] = ln.Rule
+		case "unwritten":
+			if ln.Unwritten != "" {
+				b["unwritten"] = ln.Unwritten
+			}
 		}
 	}
 	if err := checkFields(ln); err != nil {
@@ -206,6 +217,10 @@ func checkFields(ln *Line) error {
 			err = fingerprintOrEmpty("rules", ln.Rules)
 		case "rule":
 			err = fingerprintOrEmpty("rule", ln.Rule)
+		case "unwritten":
+			if ln.Unwritten != "" && ln.Refusal != "" {
+				err = errors.New("a denial line names a refusal and why none was written")
+			}
 		}
 		if err != nil {
 			return err
@@ -307,6 +322,8 @@ func decodeLine(obj map[string]any) (Line, error) {
 			ln.Rules, err = str(obj, m.name)
 		case "rule":
 			ln.Rule, err = str(obj, m.name)
+		case "unwritten":
+			ln.Unwritten, err = str(obj, m.name)
 		case "amount":
 			ln.Amount, err = decodeAmount(obj[m.name])
 		case "outcome":

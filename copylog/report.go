@@ -17,6 +17,9 @@ type Report struct {
 	// them wrote no refusal because of the hourly cap.
 	Denials          int `json:"denials"`
 	DenialsUnwritten int `json:"denialsUnwritten"`
+	// DenialsNotWritten are denials the book could not take: the refusal the
+	// executor made is in no book. They make the report fail.
+	DenialsNotWritten []DenialNotWritten `json:"denialsNotWritten"`
 
 	Matches            []Match              `json:"matches"`
 	Differs            []Differ             `json:"differs"`
@@ -34,6 +37,13 @@ type Report struct {
 	CopyError    string `json:"copyError,omitempty"`
 	BookIntact   bool   `json:"bookIntact"`
 	BookProblems int    `json:"bookProblems"`
+}
+
+// DenialNotWritten is a refused call whose denial the book could not take.
+type DenialNotWritten struct {
+	Call   string `json:"call"`
+	Reason string `json:"reason"` // the refusal's reason
+	Why    string `json:"why"`    // why the book could not take it
 }
 
 // Match is a call whose receipt in the book is the one the copy names.
@@ -137,7 +147,8 @@ func CopyUnreadable(err error, book BookView) Report {
 func (r Report) OK() bool {
 	return r.CopyError == "" && r.BookIntact && r.BookProblems == 0 &&
 		len(r.Differs) == 0 && len(r.Missing) == 0 && len(r.NotWritten) == 0 &&
-		len(r.SentWithoutReceipt) == 0 && len(r.UnknownReceipts) == 0 && len(r.MissingDenials) == 0
+		len(r.SentWithoutReceipt) == 0 && len(r.UnknownReceipts) == 0 && len(r.MissingDenials) == 0 &&
+		len(r.DenialsNotWritten) == 0
 }
 
 // Summary is the one line that opens the human report, for example
@@ -162,6 +173,7 @@ func (r Report) Summary() string {
 	add(len(r.SentWithoutReceipt), "sent without receipt", "sent without receipt")
 	add(len(r.UnknownReceipts), "unknown receipt", "unknown receipts")
 	add(len(r.MissingDenials), "denial missing", "denials missing")
+	add(len(r.DenialsNotWritten), "denial not written", "denials not written")
 	add(len(r.WithoutRules), "without rules", "without rules")
 	copyState := "copy ok"
 	if r.CopyError != "" {
@@ -231,6 +243,9 @@ func (r Report) WriteText(w io.Writer) error {
 	}
 	for _, d := range r.MissingDenials {
 		fmt.Fprintf(&b, "denial missing: call %s (%s): refusal %s is not in the book\n", d.Call, d.Reason, d.Refusal)
+	}
+	for _, d := range r.DenialsNotWritten {
+		fmt.Fprintf(&b, "denial not written: call %s (%s): the book could not take it: %s\n", d.Call, d.Reason, d.Why)
 	}
 	for _, w := range r.WithoutRules {
 		fmt.Fprintf(&b, "without rules: %s %s of call %s (book line %d) names no rules file under a slip that states rules\n", w.Kind, w.Fingerprint, w.Call, w.BookLine)

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seed-6e06167c/mcp-executor/keys/internal/itest"
+	"github.com/seed-6e06167c/mcp-executor/internal/itest"
 	"github.com/seed-6e06167c/mcp-executor/keys/kube"
 	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
 	corev1 "k8s.io/api/core/v1"

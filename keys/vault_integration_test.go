@@ -5,13 +5,11 @@ package keys
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
 
-	"github.com/hashicorp/vault/api"
-	"github.com/seed-6e06167c/mcp-executor/keys/internal/itest"
+	"github.com/seed-6e06167c/mcp-executor/internal/itest"
 	"github.com/seed-6e06167c/mcp-executor/keys/vault"
 	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
 )
@@ -22,22 +20,9 @@ import (
 // name prefix the policy allows.
 func vaultOptions(t testing.TB) (Options, string) {
 	root := itest.VaultRoot(t)
-	itest.EnableVault(t, root, "secret", "kv-v2", false)
-	itest.EnableVault(t, root, "transit", "transit", false)
 	prefix := itest.Name("keys-")
-	policy := fmt.Sprintf(`
-path "secret/data/%[1]s/*" { capabilities = ["read", "create", "update"] }
-path "transit/keys/%[1]s-*" { capabilities = ["read", "create", "update"] }
-path "transit/sign/%[1]s-*" { capabilities = ["update"] }
-`, prefix)
-	if err := root.Sys().PutPolicyWithContext(itest.Ctx(t), prefix, policy); err != nil {
-		t.Fatal(err)
-	}
-	s, err := root.Auth().Token().CreateWithContext(itest.Ctx(t), &api.TokenCreateRequest{Policies: []string{prefix}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := itest.WriteSecretFile(t, t.TempDir(), "token", s.Auth.ClientToken)
+	policy := itest.ExecutorPolicy(t, root, prefix)
+	f := itest.WriteSecretFile(t, t.TempDir(), "token", itest.VaultToken(t, root, policy))
 	vc, err := vault.New(vault.Options{Address: os.Getenv("VAULT_ADDR"), Auth: vault.Auth{Token: &vault.TokenAuth{File: f}}})
 	if err != nil {
 		t.Fatal(err)

@@ -52,9 +52,7 @@ var ErrStopped = errors.New("the executor takes no more calls until it is starte
 
 // newExecutor wires the parts together and starts the scribe.
 func newExecutor(log *slog.Logger, set *settings.Settings, slipFP string, agent, exec jwk.Signer, bk *book.Book, cp *copylog.Log, rules *contentrules.Rules, rulesFP string) *Executor {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log = orDiscard(log)
 	e := &Executor{
 		log: log, set: set, slipFP: slipFP, agent: agent, exec: exec, book: bk, ledger: bk.Ledger(), copy: cp,
 		rules: rules, rulesFP: rulesFP, denials: newDenialLimiter(set.DenialsPerHour),

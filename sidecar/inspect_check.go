@@ -96,10 +96,7 @@ type setupCheck struct {
 // reached (and said to be reached, and by which authentication), its value
 // read and dropped.
 func CheckSetup(ctx context.Context, o CheckOptions) *SetupReport {
-	log := o.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log := orDiscard(o.Logger)
 	now := o.Now
 	if now.IsZero() {
 		now = time.Now()

@@ -57,10 +57,7 @@ func (r *CompareResult) OK() bool { return r.Report.OK() }
 // copy key must exist (compare makes none), and so must the book. An error
 // means the comparison could not be made at all.
 func CompareCopy(ctx context.Context, o CompareOptions) (*CompareResult, error) {
-	log := o.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log := orDiscard(o.Logger)
 	set, _, err := settings.Load(o.ConfigPath)
 	if err != nil {
 		return nil, err

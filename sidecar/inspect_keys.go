@@ -114,10 +114,7 @@ func (r *KeysReport) Permission() map[string]any {
 // rules on content, so that the report can say what goes into the
 // permission. An error means the settings could not be read.
 func MakeKeys(ctx context.Context, o KeysOptions) (*KeysReport, error) {
-	log := o.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log := orDiscard(o.Logger)
 	set, _, err := settings.Load(o.ConfigPath)
 	if err != nil {
 		return nil, err

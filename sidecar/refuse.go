@@ -36,6 +36,7 @@ func (s *Session) refuse(tc *toolCall, r refusal) {
 	now := time.Now().UTC()
 	denialFP := ""
 	capped := false
+	unwritten := "" // why no denial is in the book
 	if e.denials.allow(now) {
 		line, err := signDenial(tc.ctx, denialFields{Slip: e.slipFP, Action: r.action, Amount: r.amount, Reason: r.reason, By: e.set.Name, When: now}, e.exec)
 		if err == nil {
@@ -43,18 +44,20 @@ func (s *Session) refuse(tc *toolCall, r refusal) {
 		}
 		if err != nil {
 			e.log.Error("a denial could not be written to the book", slog.String("call", tc.ourID), slog.String("error", err.Error()))
+			unwritten = "the book could not take the denial: " + err.Error()
 		} else {
 			denialFP = line.Refusal.Fingerprint
 		}
 	} else {
 		capped = true
+		unwritten = copylog.UnwrittenCap
 	}
 	ruleFP := ""
 	if r.rule != "" {
 		ruleFP = canon.Fingerprint([]byte(r.rule))
 	}
 	s.appendCopy(copylog.Line{Kind: copylog.KindDenial, When: now, Call: tc.ourID, Tool: tc.tool, Action: r.action,
-		Reason: r.reason, Codes: r.codes, Slip: e.slipFP, Refusal: denialFP, Rules: e.rulesFP, Rule: ruleFP})
+		Reason: r.reason, Codes: r.codes, Slip: e.slipFP, Refusal: denialFP, Rules: e.rulesFP, Rule: ruleFP, Unwritten: unwritten})
 
 	meta := map[string]any{wire.MetaRefused: r.refused, wire.MetaCodes: nonNil(r.codes)}
 	if denialFP != "" {
@@ -64,8 +67,11 @@ func (s *Session) refuse(tc *toolCall, r refusal) {
 		meta[wire.MetaRule] = r.rule
 	}
 	why := r.why
-	if capped {
+	switch {
+	case capped:
 		why += " (no denial was written: the hourly number of denials is reached)"
+	case unwritten != "":
+		why += " (no denial was written: the book could not be written)"
 	}
 	result, err := wire.ToolErrorResult(why, meta)
 	if err != nil {

@@ -303,37 +303,48 @@ func (s *Session) fromServer(line []byte) {
 		s.toClient(line)
 		return
 	}
-	s.mu.Lock()
-	if tc, ok := s.calls[id]; ok {
-		delete(s.calls, id)
-		s.mu.Unlock()
+	tc, ended, r := s.answered(id)
+	switch {
+	case tc != nil:
 		o := outcome{kind: outResult, line: line, msg: m, idSpan: m.IDSpan}
 		if m.Error != nil {
 			o.kind = outError
 		}
 		tc.finish(o)
-		return
-	}
-	if _, ended := s.ended[id]; ended {
-		s.mu.Unlock()
+	case ended:
 		s.log.Info("a late answer to a tool call that ended is dropped", slog.String("call", id))
-		return
-	}
-	r, ok := s.requests[id]
-	if !ok {
-		s.mu.Unlock()
+	case r == nil:
 		// A forgotten request's answer goes on under our id, which the
 		// client does not know and ignores.
 		s.toClient(line)
-		return
+	default:
+		out := wire.SpliceID(line, m.IDSpan, r.clientID)
+		if r.filter && m.Result != nil {
+			out = s.filterTools(out)
+		}
+		s.toClient(out)
 	}
-	s.forgetLocked(r)
-	s.mu.Unlock()
-	out := wire.SpliceID(line, m.IDSpan, r.clientID)
-	if r.filter && m.Result != nil {
-		out = s.filterTools(out)
+}
+
+// answered takes what an answer from the tool server under our id ends:
+// the tool call waiting for it (no longer waiting), or else the request it
+// answers (forgotten). ended is true when it answers a tool call that has
+// already ended; all are empty for an id that is not (or no longer) ours.
+func (s *Session) answered(id string) (tc *toolCall, ended bool, r *passRequest) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if tc, ok := s.calls[id]; ok {
+		delete(s.calls, id)
+		return tc, false, nil
 	}
-	s.toClient(out)
+	if _, ended := s.ended[id]; ended {
+		return nil, true, nil
+	}
+	if r, ok := s.requests[id]; ok {
+		s.forgetLocked(r)
+		return nil, false, r
+	}
+	return nil, false, nil
 }
 
 // unreadableFromServer handles a server line that is not an acceptable
@@ -373,27 +384,18 @@ func (s *Session) unreadableFromServer(line []byte, err error) {
 		s.toClient(line)
 		return
 	}
-	s.mu.Lock()
-	if tc, ok := s.calls[ourID]; ok {
-		delete(s.calls, ourID)
-		s.mu.Unlock()
+	tc, ended, r := s.answered(ourID)
+	switch {
+	case tc != nil:
 		s.log.Warn("the tool server's answer to a call is not an acceptable message; it is not bound", slog.String("call", ourID), slog.String("why", we.Reason))
 		tc.finish(outcome{kind: outUnreadable, line: line, idSpan: span, text: text})
-		return
-	}
-	if _, ended := s.ended[ourID]; ended {
-		s.mu.Unlock()
-		return
-	}
-	r, ok := s.requests[ourID]
-	if !ok {
-		s.mu.Unlock()
+	case ended:
+		// A late answer to a tool call that ended is dropped.
+	case r == nil:
 		s.toClient(line)
-		return
+	default:
+		s.toClient(wire.SpliceID(line, span, r.clientID))
 	}
-	s.forgetLocked(r)
-	s.mu.Unlock()
-	s.toClient(wire.SpliceID(line, span, r.clientID))
 }
 
 // asciiStandIns returns line with every byte that is not part of a UTF-8

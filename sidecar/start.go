@@ -36,10 +36,7 @@ type OpenOptions struct {
 // opens the copy, and writes the receipts of calls the executor was sending
 // when it last stopped. Close it when every session has ended.
 func Open(ctx context.Context, o OpenOptions) (_ *Executor, err error) {
-	log := o.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log := orDiscard(o.Logger)
 	set, warnings, err := settings.Load(o.ConfigPath)
 	if err != nil {
 		return nil, err
@@ -87,6 +84,9 @@ func Open(ctx context.Context, o OpenOptions) (_ *Executor, err error) {
 		return nil, err
 	}
 
+	if err := repairTornBook(set.Agent.Book, set.Executor.Copy, copyKey, set.Name, log); err != nil {
+		return nil, err
+	}
 	bk, err := book.OpenBook(set.Agent.Book, book.Options{IssuerKeys: set.Agent.IssuerKeys})
 	if err != nil {
 		return nil, err

@@ -2,12 +2,21 @@ package sidecar
 
 import (
 	"encoding/json"
+	"log/slog"
 	"strconv"
 
 	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
 )
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// orDiscard is log, or a logger that writes nothing when log is nil.
+func orDiscard(log *slog.Logger) *slog.Logger {
+	if log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return log
+}
 
 func clone(b []byte) []byte { return append([]byte(nil), b...) }
 

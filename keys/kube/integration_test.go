@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seed-6e06167c/mcp-executor/keys/internal/itest"
+	"github.com/seed-6e06167c/mcp-executor/internal/itest"
 	"github.com/seed-6e06167c/mcp-executor/keys/kube"
 )
 

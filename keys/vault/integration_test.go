@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"errors"
-	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -16,7 +15,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/vault/api"
-	"github.com/seed-6e06167c/mcp-executor/keys/internal/itest"
+	"github.com/seed-6e06167c/mcp-executor/internal/itest"
 )
 
 // The tests below run against a real Vault dev server (and, for
@@ -31,30 +30,16 @@ type vaultEnv struct {
 
 func newVaultEnv(t *testing.T) *vaultEnv {
 	root := itest.VaultRoot(t)
-	itest.EnableVault(t, root, "secret", "kv-v2", false)
-	itest.EnableVault(t, root, "transit", "transit", false)
 	e := &vaultEnv{root: root, prefix: itest.Name("keys-it-"), dir: t.TempDir()}
-	e.policy = e.prefix
 	// The policy keys/README.md documents, for this test's names.
-	policy := fmt.Sprintf(`
-path "secret/data/%[1]s/*" { capabilities = ["read", "create", "update"] }
-path "transit/keys/%[1]s-*" { capabilities = ["read", "create", "update"] }
-path "transit/sign/%[1]s-*" { capabilities = ["update"] }
-`, e.prefix)
-	if err := root.Sys().PutPolicyWithContext(itest.Ctx(t), e.policy, policy); err != nil {
-		t.Fatal(err)
-	}
+	e.policy = itest.ExecutorPolicy(t, root, e.prefix)
 	return e
 }
 
 // tokenClient returns a client using a fresh token with the test policy.
 func (e *vaultEnv) tokenClient(t *testing.T) *Client {
 	t.Helper()
-	s, err := e.root.Auth().Token().CreateWithContext(itest.Ctx(t), &api.TokenCreateRequest{Policies: []string{e.policy}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := itest.WriteSecretFile(t, e.dir, itest.Name("token-"), s.Auth.ClientToken)
+	f := itest.WriteSecretFile(t, e.dir, itest.Name("token-"), itest.VaultToken(t, e.root, e.policy))
 	return e.client(t, Auth{Token: &TokenAuth{File: f}}, nil)
 }
 
@@ -240,18 +225,9 @@ func TestKubernetesAuth(t *testing.T) {
 	k := itest.KubeAdmin(t)
 	ctx := itest.Ctx(t)
 	ns := k.Namespace(t, "keys-vault-")
-	reviewer := k.ServiceAccountToken(t, ns, "vault-auth")
-	k.AuthDelegator(t, ns, "vault-auth")
-	executorJWT := k.ServiceAccountToken(t, ns, "mcp-executor")
-	ca, err := os.ReadFile(k.CAFile)
-	if err != nil {
-		t.Fatal(err)
-	}
 	mount := itest.Name("kubernetes-")
-	itest.EnableVault(t, e.root, mount, "kubernetes", true)
-	itest.VaultWrite(t, e.root, "auth/"+mount+"/config", map[string]any{
-		"kubernetes_host": k.Server, "kubernetes_ca_cert": string(ca), "token_reviewer_jwt": reviewer,
-	})
+	itest.KubernetesAuth(t, e.root, k, mount, ns)
+	executorJWT := k.ServiceAccountToken(t, ns, "mcp-executor")
 	itest.VaultWrite(t, e.root, "auth/"+mount+"/role/mcp-executor", map[string]any{
 		"bound_service_account_names": "mcp-executor", "bound_service_account_namespaces": ns,
 		"token_policies": e.policy, "token_ttl": "1h",
@@ -320,23 +296,20 @@ func readFile(t *testing.T, p string) string {
 func TestTokenFromEnvironment(t *testing.T) {
 	e := newVaultEnv(t)
 	ctx := itest.Ctx(t)
-	s, err := e.root.Auth().Token().CreateWithContext(ctx, &api.TokenCreateRequest{Policies: []string{e.policy}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("VAULT_TOKEN", s.Auth.ClientToken)
+	token := itest.VaultToken(t, e.root, e.policy)
+	t.Setenv("VAULT_TOKEN", token)
 	c := e.client(t, Auth{Token: &TokenAuth{}}, nil)
 	if _, err := c.ReadKVField(ctx, "secret", e.prefix+"/none", "f"); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("read with VAULT_TOKEN: %v", err)
 	}
-	if err := e.root.Auth().Token().RevokeOrphanWithContext(ctx, s.Auth.ClientToken); err != nil {
+	if err := e.root.Auth().Token().RevokeOrphanWithContext(ctx, token); err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.ReadKVField(ctx, "secret", e.prefix+"/none", "f")
+	_, err := c.ReadKVField(ctx, "secret", e.prefix+"/none", "f")
 	if !errors.Is(err, ErrPermissionDenied) || !strings.Contains(err.Error(), "logging in auth/token/lookup-self with token auth (VAULT_TOKEN)") {
 		t.Fatalf("read with a revoked VAULT_TOKEN: %v", err)
 	}
-	if strings.Contains(err.Error(), s.Auth.ClientToken) {
+	if strings.Contains(err.Error(), token) {
 		t.Errorf("the error holds the token")
 	}
 }

@@ -32,6 +32,49 @@ func underConfirmedSlip(e *Entry, st *slipState) {
 	e.Notes = append(e.Notes, "the slip this entry relies on could not be confirmed on this device, so this entry is not shown")
 }
 
+// openRecord reads v as a record of kind whose content validate checks, and
+// notes in e its fingerprint, its slip and its id, and any fault as a
+// problem. rec is nil when v is not a record of kind; ok is false on any
+// fault.
+func (r *reader) openRecord(e *Entry, v any, kind record.Kind, validate func(map[string]any) error) (rec *record.Record, ok bool) {
+	rec, err := record.Parse(v, kind)
+	if err != nil {
+		e.Problems = append(e.Problems, findingOf(err))
+		return nil, false
+	}
+	e.Fingerprint = rec.Fingerprint
+	if err := validate(rec.Content); err != nil {
+		e.Problems = append(e.Problems, findingOf(err))
+		return rec, false
+	}
+	e.Slip = str(rec.Content, "slip")
+	r.noteID(e, str(rec.Content, "id"))
+	return rec, true
+}
+
+// slipOf finds the slip e relies on; nil, with the problem noted, when it is
+// missing or unusable.
+func (r *reader) slipOf(e *Entry) *slipState {
+	st, err := r.findSlip(e.Slip)
+	if err != nil {
+		e.Problems = append(e.Problems, findingOf(err))
+		return nil
+	}
+	return st
+}
+
+// signedBy checks the signatures on rec against keys, noting the problem
+// "signature-invalid" (with the words unfit) when one does not fit, and
+// what e shows under the slip st.
+func (r *reader) signedBy(e *Entry, rec *record.Record, keys jwk.KeySet, unfit string, st *slipState) {
+	e.signatures = r.keySetSignatures(rec, keys)
+	if overall(e.signatures) == stateInvalid {
+		e.Problems = append(e.Problems, Finding{"signature-invalid", unfit})
+	}
+	e.Verified = verifiedBy(e.signatures)
+	underConfirmedSlip(e, st)
+}
+
 func (r *reader) readSlip(e *Entry, v any) func() {
 	e.Kind = KindSlip
 	s, res := slip.Check(v, r.opts.slipOptions())
@@ -78,26 +121,17 @@ func (r *reader) readStub(e *Entry, v map[string]any) func() {
 	if has(v, "countersignature") {
 		e.counterState = stateUnchecked
 	}
-	rec, err := record.Parse(v["stub"], "stub")
-	if err != nil {
-		e.Problems = append(e.Problems, findingOf(err))
-		return nil
-	}
-	e.Fingerprint = rec.Fingerprint
-	if err := record.ValidateStub(rec.Content); err != nil {
-		e.Problems = append(e.Problems, findingOf(err))
+	rec, ok := r.openRecord(e, v["stub"], "stub", record.ValidateStub)
+	if !ok {
 		return nil
 	}
 	c := rec.Content
-	e.Slip = str(c, "slip")
-	r.noteID(e, str(c, "id"))
 	if r.expectSlip != "" && e.Slip != r.expectSlip {
 		e.Problems = append(e.Problems, Finding{"check-failed", "the stub is not under the slip its call was reserved under"})
 		return nil
 	}
-	st, err := r.findSlip(e.Slip)
-	if err != nil {
-		e.Problems = append(e.Problems, findingOf(err))
+	st := r.slipOf(e)
+	if st == nil {
 		return nil
 	}
 	if has(c, "pass") {
@@ -105,12 +139,7 @@ func (r *reader) readStub(e *Entry, v map[string]any) func() {
 		e.Problems = append(e.Problems, Finding{"pass-missing", "the stub names a pass, and passes for helper agents are not supported by this checker"})
 		return nil
 	}
-	e.signatures = r.keySetSignatures(rec, st.slip.Agent.Keys)
-	if overall(e.signatures) == stateInvalid {
-		e.Problems = append(e.Problems, Finding{"signature-invalid", "a signature on the stub does not fit the agent's keys"})
-	}
-	e.Verified = verifiedBy(e.signatures)
-	underConfirmedSlip(e, st)
+	r.signedBy(e, rec, st.slip.Agent.Keys, "a signature on the stub does not fit the agent's keys", st)
 
 	// Its place in the chain; carry on from it, so that one break is reported once.
 	q := requestOf(c)
@@ -255,47 +284,26 @@ func (r *reader) checkApproval(v any, c map[string]any, slipFingerprint string, 
 
 func (r *reader) readRefusal(e *Entry, v any) {
 	e.Kind = KindRefusal
-	rec, err := record.Parse(v, "refusal")
-	if err != nil {
-		e.Problems = append(e.Problems, findingOf(err))
+	rec, ok := r.openRecord(e, v, "refusal", record.ValidateRefusal)
+	if !ok {
 		return
 	}
-	e.Fingerprint = rec.Fingerprint
-	if err := record.ValidateRefusal(rec.Content); err != nil {
-		e.Problems = append(e.Problems, findingOf(err))
+	st := r.slipOf(e)
+	if st == nil {
 		return
 	}
-	c := rec.Content
-	e.Slip = str(c, "slip")
-	r.noteID(e, str(c, "id"))
-	st, err := r.findSlip(e.Slip)
-	if err != nil {
-		e.Problems = append(e.Problems, findingOf(err))
-		return
-	}
-	by, _ := c["by"].(map[string]any)
+	by, _ := rec.Content["by"].(map[string]any)
 	keys, err := jwk.CheckKeySet(by["keys"])
 	if err != nil {
 		e.Problems = append(e.Problems, findingOf(err))
 		return
 	}
-	e.signatures = r.keySetSignatures(rec, keys)
-	if overall(e.signatures) == stateInvalid {
-		e.Problems = append(e.Problems, Finding{"signature-invalid", "a signature on the refusal does not fit the keys the refusal gives"})
-	}
-	e.Verified = verifiedBy(e.signatures)
-	underConfirmedSlip(e, st)
+	r.signedBy(e, rec, keys, "a signature on the refusal does not fit the keys the refusal gives", st)
 }
 
 func (r *reader) readCancellation(e *Entry, v any) func() {
 	e.Kind = KindCancellation
 	e.passkeyState = stateUnchecked
-	rec, err := record.Parse(v, "cancellation")
-	if err != nil {
-		e.Problems = append(e.Problems, findingOf(err))
-		return nil
-	}
-	e.Fingerprint = rec.Fingerprint
 	// The acknowledgement that names it finds it whatever became of it.
 	ref := func(st *slipState) func() {
 		fp, slipFP := e.Fingerprint, e.Slip
@@ -308,16 +316,15 @@ func (r *reader) readCancellation(e *Entry, v any) func() {
 			}
 		}
 	}
-	if err := slip.ValidateCancellation(rec.Content); err != nil {
-		e.Problems = append(e.Problems, findingOf(err))
+	rec, ok := r.openRecord(e, v, "cancellation", slip.ValidateCancellation)
+	if rec == nil {
+		return nil
+	}
+	if !ok {
 		return ref(nil)
 	}
-	c := rec.Content
-	e.Slip = str(c, "slip")
-	r.noteID(e, str(c, "id"))
-	st, err := r.findSlip(e.Slip)
-	if err != nil {
-		e.Problems = append(e.Problems, findingOf(err))
+	st := r.slipOf(e)
+	if st == nil {
 		return ref(nil)
 	}
 	e.passkeyAlg = st.slip.Issuer.Key.Alg
@@ -343,34 +350,20 @@ func (r *reader) readCancellation(e *Entry, v any) func() {
 
 func (r *reader) readAcknowledgement(e *Entry, v any) {
 	e.Kind = KindAcknowledgement
-	rec, err := record.Parse(v, "acknowledgement")
-	if err != nil {
-		e.Problems = append(e.Problems, findingOf(err))
-		return
-	}
-	e.Fingerprint = rec.Fingerprint
-	if err := record.ValidateAcknowledgement(rec.Content); err != nil {
-		e.Problems = append(e.Problems, findingOf(err))
+	rec, ok := r.openRecord(e, v, "acknowledgement", record.ValidateAcknowledgement)
+	if !ok {
 		return
 	}
 	c := rec.Content
-	e.Slip = str(c, "slip")
-	r.noteID(e, str(c, "id"))
-	st, err := r.findSlip(e.Slip)
-	if err != nil {
-		e.Problems = append(e.Problems, findingOf(err))
+	st := r.slipOf(e)
+	if st == nil {
 		return
 	}
 	if has(c, "pass") {
 		e.Problems = append(e.Problems, Finding{"pass-missing", "the acknowledgement names a pass, and passes for helper agents are not supported by this checker"})
 		return
 	}
-	e.signatures = r.keySetSignatures(rec, st.slip.Agent.Keys)
-	if overall(e.signatures) == stateInvalid {
-		e.Problems = append(e.Problems, Finding{"signature-invalid", "a signature on the acknowledgement does not fit the agent's keys"})
-	}
-	e.Verified = verifiedBy(e.signatures)
-	underConfirmedSlip(e, st)
+	r.signedBy(e, rec, st.slip.Agent.Keys, "a signature on the acknowledgement does not fit the agent's keys", st)
 	named, ok := r.cancellations[str(c, "cancellation")]
 	switch {
 	case !ok:

@@ -1,6 +1,8 @@
 package canon
 
 import (
+	"errors"
+
 	"github.com/gowebpki/jcs"
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/problem"
@@ -51,11 +53,15 @@ func checkJCSInput(raw []byte) error {
 			switch c {
 			case '\\':
 				if i+1 < len(raw) && raw[i+1] == 'u' {
-					lone, next := loneSurrogate(raw, i)
-					if lone {
+					_, end, err := UnicodeEscape(raw, i)
+					switch {
+					case errors.Is(err, ErrLoneSurrogate):
 						return problem.New(CodeBadField, "the JSON holds text that is not well-formed unicode (a lone surrogate)")
+					case err != nil: // a malformed escape is left to the library
+						i++
+					default:
+						i = end - 1
 					}
-					i = next - 1
 					continue
 				}
 				i++
@@ -77,49 +83,6 @@ func checkJCSInput(raw []byte) error {
 		}
 	}
 	return nil
-}
-
-// loneSurrogate looks at the \u escape at raw[i:]: it reports whether it
-// is a surrogate not paired as UTF-16 requires, and where the escape (or
-// the pair) ends. A malformed escape is left to the library.
-func loneSurrogate(raw []byte, i int) (lone bool, next int) {
-	u, ok := hex4(raw, i+2)
-	if !ok {
-		return false, i + 2
-	}
-	switch {
-	case u >= 0xDC00 && u <= 0xDFFF:
-		return true, 0
-	case u >= 0xD800 && u <= 0xDBFF:
-		if i+11 < len(raw) && raw[i+6] == '\\' && raw[i+7] == 'u' {
-			if lo, ok := hex4(raw, i+8); ok && lo >= 0xDC00 && lo <= 0xDFFF {
-				return false, i + 12
-			}
-		}
-		return true, 0
-	}
-	return false, i + 6
-}
-
-func hex4(raw []byte, at int) (rune, bool) {
-	if at+4 > len(raw) {
-		return 0, false
-	}
-	var u rune
-	for _, h := range raw[at : at+4] {
-		u <<= 4
-		switch {
-		case h >= '0' && h <= '9':
-			u |= rune(h - '0')
-		case h >= 'a' && h <= 'f':
-			u |= rune(h-'a') + 10
-		case h >= 'A' && h <= 'F':
-			u |= rune(h-'A') + 10
-		default:
-			return 0, false
-		}
-	}
-	return u, true
 }
 
 // closesAt reports whether the next byte after whitespace at i closes a

@@ -1,14 +1,14 @@
 package contentrules
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
 )
 
 // JSON values as this package holds them: *object, []any, string, float64,
@@ -151,9 +151,7 @@ func (r *reader) object(depth int) (any, *readError) {
 	if r.folded {
 		folds = map[string]struct{}{}
 	}
-	r.space()
-	if r.pos < len(r.text) && r.text[r.pos] == '}' {
-		r.pos++
+	if r.closes('}') {
 		return o, nil
 	}
 	for {
@@ -169,7 +167,7 @@ func (r *reader) object(depth int) (any, *readError) {
 			return nil, r.fail(faultDuplicate, name)
 		}
 		if folds != nil {
-			k := foldKey(name)
+			k := wire.FoldKey(name)
 			if _, dup := folds[k]; dup {
 				return nil, r.fail(faultFoldedDuplicate, name)
 			}
@@ -189,18 +187,12 @@ func (r *reader) object(depth int) (any, *readError) {
 		r.path = r.path[:len(r.path)-1]
 		o.names = append(o.names, name)
 		o.members[name] = v
-		r.space()
-		if r.pos >= len(r.text) {
-			return nil, r.fail(faultNotJSON, "the text ends early")
+		more, err := r.more('}')
+		if err != nil {
+			return nil, err
 		}
-		switch r.text[r.pos] {
-		case ',':
-			r.pos++
-		case '}':
-			r.pos++
+		if !more {
 			return o, nil
-		default:
-			return nil, r.fail(faultNotJSON, "',' or '}' was expected")
 		}
 	}
 }
@@ -208,9 +200,7 @@ func (r *reader) object(depth int) (any, *readError) {
 func (r *reader) array(depth int) (any, *readError) {
 	r.pos++ // '['
 	a := []any{}
-	r.space()
-	if r.pos < len(r.text) && r.text[r.pos] == ']' {
-		r.pos++
+	if r.closes(']') {
 		return a, nil
 	}
 	for {
@@ -222,20 +212,43 @@ func (r *reader) array(depth int) (any, *readError) {
 		}
 		r.path = r.path[:len(r.path)-1]
 		a = append(a, v)
-		r.space()
-		if r.pos >= len(r.text) {
-			return nil, r.fail(faultNotJSON, "the text ends early")
+		more, err := r.more(']')
+		if err != nil {
+			return nil, err
 		}
-		switch r.text[r.pos] {
-		case ',':
-			r.pos++
-		case ']':
-			r.pos++
+		if !more {
 			return a, nil
-		default:
-			return nil, r.fail(faultNotJSON, "',' or ']' was expected")
 		}
 	}
+}
+
+// closes reads end (the '}' or ']' that closes an object or array) if it
+// comes next after white space, and reports whether it did.
+func (r *reader) closes(end byte) bool {
+	r.space()
+	if r.pos < len(r.text) && r.text[r.pos] == end {
+		r.pos++
+		return true
+	}
+	return false
+}
+
+// more reads what follows a member or an element after white space: a
+// comma (more follows) or end (the object or array is closed).
+func (r *reader) more(end byte) (bool, *readError) {
+	r.space()
+	if r.pos >= len(r.text) {
+		return false, r.fail(faultNotJSON, "the text ends early")
+	}
+	switch r.text[r.pos] {
+	case ',':
+		r.pos++
+		return true, nil
+	case end:
+		r.pos++
+		return false, nil
+	}
+	return false, r.fail(faultNotJSON, fmt.Sprintf("',' or '%c' was expected", end))
 }
 
 // number reads an RFC 8259 number; any number whose size is beyond 2^53−1
@@ -342,27 +355,15 @@ func (r *reader) string() (string, *readError) {
 		case 't':
 			b.WriteByte('\t')
 		case 'u':
-			u, ok := r.hex4(r.pos + 2)
-			if !ok {
+			u, end, err := canon.UnicodeEscape(r.text, r.pos)
+			r.pos = end
+			switch {
+			case errors.Is(err, canon.ErrLoneSurrogate):
+				return "", r.fail(faultBadUnicode, "")
+			case err != nil:
 				return "", r.fail(faultNotJSON, "a bad \\u escape")
 			}
-			r.pos += 6
-			switch {
-			case utf16.IsSurrogate(u) && u < 0xDC00:
-				lo, ok := rune(0), false
-				if r.pos+1 < len(r.text) && r.text[r.pos] == '\\' && r.text[r.pos+1] == 'u' {
-					lo, ok = r.hex4(r.pos + 2)
-				}
-				if !ok || lo < 0xDC00 || lo > 0xDFFF {
-					return "", r.fail(faultBadUnicode, "")
-				}
-				r.pos += 6
-				b.WriteRune(utf16.DecodeRune(u, lo))
-			case utf16.IsSurrogate(u):
-				return "", r.fail(faultBadUnicode, "")
-			default:
-				b.WriteRune(u)
-			}
+			b.WriteRune(u)
 			continue
 		default:
 			return "", r.fail(faultNotJSON, "an unknown escape")
@@ -370,43 +371,6 @@ func (r *reader) string() (string, *readError) {
 		r.pos += 2
 	}
 	return "", r.fail(faultNotJSON, "a text is not closed")
-}
-
-func (r *reader) hex4(at int) (rune, bool) {
-	if at+4 > len(r.text) {
-		return 0, false
-	}
-	var u rune
-	for _, h := range r.text[at : at+4] {
-		u <<= 4
-		switch {
-		case h >= '0' && h <= '9':
-			u |= rune(h - '0')
-		case h >= 'a' && h <= 'f':
-			u |= rune(h-'a') + 10
-		case h >= 'A' && h <= 'F':
-			u |= rune(h-'A') + 10
-		default:
-			return 0, false
-		}
-	}
-	return u, true
-}
-
-// foldKey maps a name to one spelling per class of names equal under
-// Unicode simple case folding (strings.EqualFold), as the line reader does.
-func foldKey(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		m := r
-		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-			if f < m {
-				m = f
-			}
-		}
-		b.WriteRune(m)
-	}
-	return b.String()
 }
 
 // equalJSON reports whether a and b are the same JSON value: numbers by

@@ -2,7 +2,8 @@ package contentrules
 
 import (
 	"errors"
-	"strings"
+
+	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
 )
 
 // pointer is an RFC 6901 JSON Pointer, kept as written and as its
@@ -15,22 +16,11 @@ type pointer struct {
 var errBadPointer = errors.New(`must be a JSON Pointer (RFC 6901): "" or text starting with "/", with "~" only as "~0" or "~1"`)
 
 func parsePointer(s string) (pointer, error) {
-	if s == "" {
-		return pointer{}, nil
-	}
-	if s[0] != '/' {
+	tokens, err := wire.PointerTokens(s)
+	if err != nil {
 		return pointer{}, errBadPointer
 	}
-	for i := 0; i < len(s); i++ {
-		if s[i] == '~' && (i+1 >= len(s) || (s[i+1] != '0' && s[i+1] != '1')) {
-			return pointer{}, errBadPointer
-		}
-	}
-	parts := strings.Split(s[1:], "/")
-	for i, p := range parts {
-		parts[i] = strings.ReplaceAll(strings.ReplaceAll(p, "~1", "/"), "~0", "~")
-	}
-	return pointer{text: s, tokens: parts}, nil
+	return pointer{text: s, tokens: tokens}, nil
 }
 
 // find returns the value at the pointer, and whether there is one: a
@@ -47,7 +37,7 @@ func (p pointer) find(v any) (any, bool) {
 			}
 			v = next
 		case []any:
-			i, ok := arrayIndex(tok)
+			i, ok := wire.ArrayIndex(tok)
 			if !ok || i >= len(x) {
 				return nil, false
 			}
@@ -57,18 +47,4 @@ func (p pointer) find(v any) (any, bool) {
 		}
 	}
 	return v, true
-}
-
-func arrayIndex(tok string) (int, bool) {
-	if tok == "" || len(tok) > 9 || (len(tok) > 1 && tok[0] == '0') {
-		return 0, false
-	}
-	n := 0
-	for i := 0; i < len(tok); i++ {
-		if tok[i] < '0' || tok[i] > '9' {
-			return 0, false
-		}
-		n = n*10 + int(tok[i]-'0')
-	}
-	return n, true
 }

@@ -367,19 +367,28 @@ func parseContent(v any, place string) (*Content, error) {
 	if err := onlyMembers(o, place, "content", "pointer", "as"); err != nil {
 		return nil, err
 	}
-	ps, ok := o.members["pointer"].(string)
-	if !ok {
-		return nil, &Error{Place: place + ".pointer", Reason: "must be a JSON Pointer (RFC 6901) as text"}
-	}
-	ptr, err := parsePointer(ps)
+	ptr, err := pointerMember(o, place)
 	if err != nil {
-		return nil, &Error{Place: place + ".pointer", Reason: err.Error()}
+		return nil, err
 	}
 	as, _ := o.members["as"].(string)
 	if as != "json" && as != "value" {
 		return nil, &Error{Place: place + ".as", Reason: `must be "json" (the argument is text holding JSON) or "value" (the argument is the content itself)`}
 	}
-	return &Content{Pointer: ps, AsJSON: as == "json", ptr: ptr}, nil
+	return &Content{Pointer: ptr.text, AsJSON: as == "json", ptr: ptr}, nil
+}
+
+// pointerMember reads the member "pointer" of o, the object at place.
+func pointerMember(o *object, place string) (pointer, error) {
+	ps, ok := o.members["pointer"].(string)
+	if !ok {
+		return pointer{}, &Error{Place: place + ".pointer", Reason: "must be a JSON Pointer (RFC 6901) as text"}
+	}
+	ptr, err := parsePointer(ps)
+	if err != nil {
+		return pointer{}, &Error{Place: place + ".pointer", Reason: err.Error()}
+	}
+	return ptr, nil
 }
 
 // parseConditions reads one condition or a list of 1 to max; it returns
@@ -422,15 +431,11 @@ func parseCondition(v any, place string) (*Condition, error) {
 	if err := onlyMembers(o, place, "a condition", "pointer", "equals", "oneOf", "absent", "matches", "orAbsent"); err != nil {
 		return nil, err
 	}
-	ps, ok := o.members["pointer"].(string)
-	if !ok {
-		return nil, &Error{Place: place + ".pointer", Reason: "must be a JSON Pointer (RFC 6901) as text"}
-	}
-	ptr, err := parsePointer(ps)
+	ptr, err := pointerMember(o, place)
 	if err != nil {
-		return nil, &Error{Place: place + ".pointer", Reason: err.Error()}
+		return nil, err
 	}
-	c := &Condition{Pointer: ps, ptr: ptr}
+	c := &Condition{Pointer: ptr.text, ptr: ptr}
 	var kinds []string
 	for _, n := range o.names {
 		switch n {

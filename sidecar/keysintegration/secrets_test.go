@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seed-6e06167c/mcp-executor/internal/itest"
 	"github.com/seed-6e06167c/mcp-executor/keys"
 )
 
@@ -25,20 +26,20 @@ const (
 // the setup, the credential's value and the namespace.
 func secretsSetup(t *testing.T, credentialFrom string) (s *setup, credential, ns string) {
 	t.Helper()
-	k := newKube(t)
-	ns = k.namespace(t)
+	k := itest.KubeAdmin(t)
+	ns = k.Namespace(t, "keysit-")
 	s = newSetup(t)
 	agent, executor, copyKey := keys.NewSeeds(), keys.NewSeeds(), keys.NewCopyKey()
-	credential = fresh("keysit-secret-credential-")
-	k.secret(t, ns, keysSecret, map[string]string{
+	credential = itest.Name("keysit-secret-credential-")
+	k.Secret(t, ns, keysSecret, map[string]string{
 		"agent": string(agent.Marshal()), "executor": string(executor.Marshal()), "copy": string(copyKey),
 	})
-	k.secret(t, ns, credentialSecret, map[string]string{"token": credential})
-	outside := fresh("keysit-outside-value-")
-	k.secret(t, ns, outsideSecret, map[string]string{"token": outside})
-	k.grantGetSecrets(t, ns, "mcp-executor", keysSecret, credentialSecret)
-	jwt := k.serviceAccountToken(t, ns, "mcp-executor")
-	kubeconfig := k.kubeconfig(t, s.dir, jwt)
+	k.Secret(t, ns, credentialSecret, map[string]string{"token": credential})
+	outside := itest.Name("keysit-outside-value-")
+	k.Secret(t, ns, outsideSecret, map[string]string{"token": outside})
+	k.GrantGetSecrets(t, ns, "mcp-executor", keysSecret, credentialSecret)
+	jwt := k.ServiceAccountToken(t, ns, "mcp-executor")
+	kubeconfig := k.Kubeconfig(t, s.dir, jwt)
 
 	s.secretKeySet(t, "agent key set", string(agent.Marshal()))
 	s.secretKeySet(t, "executor key set", string(executor.Marshal()))

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed-6e06167c/mcp-executor/internal/itest"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/passkey"
 	"github.com/seed-6e06167c/mcp-executor/receipts/slip"
@@ -71,7 +72,7 @@ func newSetup(t *testing.T) *setup {
 		dir: dir, settings: filepath.Join(dir, "executor.json"), passkey: pk, thumb: pk.Key().Thumbprint, home: home,
 		// The executor's environment: what passEnv names, and a recognisable variable that must not reach
 		// the tool server.
-		execEnv: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, canaryVar + "=" + fresh("executor-only-")},
+		execEnv: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, canaryVar + "=" + itest.Name("executor-only-")},
 		secrets: map[string]string{},
 	}
 }

@@ -4,9 +4,34 @@ package keysintegration_test
 
 import (
 	"encoding/base64"
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/hashicorp/vault/api"
+	"github.com/seed-6e06167c/mcp-executor/internal/itest"
 )
+
+// vaultServer is the Vault dev server seen with its root token, and the
+// policy this test's executor gets.
+type vaultServer struct {
+	addr   string
+	root   *api.Client
+	prefix string // KV folder and Transit key prefix the policy allows
+	policy string
+}
+
+// newVault connects to the dev server, mounts KV v2 at secret/ and Transit
+// at transit/ if they are not there, and writes the policy keys/README.md
+// documents for fresh names.
+func newVault(t testing.TB) *vaultServer {
+	t.Helper()
+	root := itest.VaultRoot(t)
+	root.SetMaxRetries(0) // a refusal (Transit backup answers 500) or a server that is down is seen at once
+	v := &vaultServer{addr: os.Getenv("VAULT_ADDR"), root: root, prefix: itest.Name("keysit-")}
+	v.policy = itest.ExecutorPolicy(t, root, v.prefix)
+	return v
+}
 
 // TestVaultSession: every key and the tool server's credential come from
 // Vault. The agent's key set and the copy key are KV v2 fields, the
@@ -22,14 +47,13 @@ func TestVaultSession(t *testing.T) {
 		login func(t *testing.T, v *vaultServer, s *setup) map[string]any // the settings' vault.auth
 	}{
 		{"token", "logged in by token auth", func(t *testing.T, v *vaultServer, s *setup) map[string]any {
-			token := v.token(t)
+			token := itest.VaultToken(t, v.root, v.policy)
 			s.secret("Vault token", token)
 			return map[string]any{"token": map[string]any{"file": s.writeFile(t, "vault-token", token)}}
 		}},
 		{"kubernetes auth", "logged in by kubernetes auth (mount keysit-kubernetes-", func(t *testing.T, v *vaultServer, s *setup) map[string]any {
 			mount := kubernetesAuth(t, v)
-			k := newKube(t)
-			jwt := k.serviceAccountToken(t, mount.namespace, "mcp-executor", "vault")
+			jwt := itest.KubeAdmin(t).ServiceAccountToken(t, mount.namespace, "mcp-executor", "vault")
 			s.secret("service-account token", jwt)
 			return map[string]any{"kubernetes": map[string]any{
 				"role": "mcp-executor", "mount": mount.path, "tokenFile": s.writeFile(t, "sa-token", jwt),
@@ -40,9 +64,9 @@ func TestVaultSession(t *testing.T) {
 			t.Parallel()
 			v := newVault(t)
 			s := newSetup(t)
-			credential := fresh("keysit-vault-credential-")
+			credential := itest.Name("keysit-vault-credential-")
 			s.secret("tool server credential", credential)
-			if _, err := v.root.KVv2("secret").Put(ctxFor(t), v.prefix+"/server", map[string]any{"token": credential}); err != nil {
+			if _, err := v.root.KVv2("secret").Put(itest.Ctx(t), v.prefix+"/server", map[string]any{"token": credential}); err != nil {
 				t.Fatal(err)
 			}
 			transitKey := v.prefix + "-executor"
@@ -56,9 +80,9 @@ func TestVaultSession(t *testing.T) {
 
 			perm := s.permission(t)
 			// What keys made is now in Vault, and in no output.
-			s.secretKeySet(t, "agent key set", v.kvField(t, v.prefix+"/agent", "keys"))
-			s.secretKeySet(t, "executor ML-DSA-87 half", v.kvField(t, v.prefix+"/executor", "mldsa87"))
-			copyKey := v.kvField(t, v.prefix+"/executor", "copy")
+			s.secretKeySet(t, "agent key set", itest.KVField(t, v.root, "secret", v.prefix+"/agent", "keys"))
+			s.secretKeySet(t, "executor ML-DSA-87 half", itest.KVField(t, v.root, "secret", v.prefix+"/executor", "mldsa87"))
+			copyKey := itest.KVField(t, v.root, "secret", v.prefix+"/executor", "copy")
 			s.secret("copy key", copyKey)
 			transitStaysInVault(t, v, transitKey, perm)
 
@@ -80,7 +104,7 @@ func TestVaultSession(t *testing.T) {
 // refuses to export it or to back it up, even to its root token.
 func transitStaysInVault(t *testing.T, v *vaultServer, name string, perm map[string]any) {
 	t.Helper()
-	sec, err := v.root.Logical().ReadWithContext(ctxFor(t), "transit/keys/"+name)
+	sec, err := v.root.Logical().ReadWithContext(itest.Ctx(t), "transit/keys/"+name)
 	if err != nil || sec == nil {
 		t.Fatalf("reading transit/keys/%s: %v", name, err)
 	}
@@ -109,10 +133,10 @@ func transitStaysInVault(t *testing.T, v *vaultServer, name string, perm map[str
 			t.Errorf("the executor's Ed25519 key for the permission is not the Transit key's public key")
 		}
 	}
-	if _, err := v.root.Logical().ReadWithContext(ctxFor(t), "transit/export/signing-key/"+name); err == nil || !strings.Contains(err.Error(), "not exportable") {
+	if _, err := v.root.Logical().ReadWithContext(itest.Ctx(t), "transit/export/signing-key/"+name); err == nil || !strings.Contains(err.Error(), "not exportable") {
 		t.Errorf("exporting the Transit key %s: %v, want a refusal (not exportable)", name, err)
 	}
-	if _, err := v.root.Logical().ReadWithContext(ctxFor(t), "transit/backup/"+name); err == nil {
+	if _, err := v.root.Logical().ReadWithContext(itest.Ctx(t), "transit/backup/"+name); err == nil {
 		t.Errorf("Vault made a backup of the Transit key %s, which holds the private key", name)
 	}
 }
@@ -140,18 +164,11 @@ type kubeAuthMount struct{ path, namespace string }
 // mcp-executor of a fresh namespace, audience "vault", to the test policy.
 func kubernetesAuth(t *testing.T, v *vaultServer) kubeAuthMount {
 	t.Helper()
-	k := newKube(t)
-	ns := k.namespace(t)
-	reviewer := k.serviceAccountToken(t, ns, "vault-auth")
-	k.authDelegator(t, ns, "vault-auth")
-	ca := readText(t, k.caFile)
-	m := kubeAuthMount{path: fresh("keysit-kubernetes-"), namespace: ns}
-	v.mount(t, m.path, "kubernetes", true)
-	v.write(t, "auth/"+m.path+"/config", map[string]any{
-		"kubernetes_host": k.server, "kubernetes_ca_cert": ca, "token_reviewer_jwt": reviewer,
-	})
-	v.write(t, "auth/"+m.path+"/role/mcp-executor", map[string]any{
-		"bound_service_account_names": "mcp-executor", "bound_service_account_namespaces": ns,
+	k := itest.KubeAdmin(t)
+	m := kubeAuthMount{path: itest.Name("keysit-kubernetes-"), namespace: k.Namespace(t, "keysit-")}
+	itest.KubernetesAuth(t, v.root, k, m.path, m.namespace)
+	itest.VaultWrite(t, v.root, "auth/"+m.path+"/role/mcp-executor", map[string]any{
+		"bound_service_account_names": "mcp-executor", "bound_service_account_namespaces": m.namespace,
 		"audience": "vault", "token_policies": v.policy, "token_ttl": "1h", "token_max_ttl": "24h",
 	})
 	t.Cleanup(func() { _ = v.root.Sys().DisableAuth(m.path) })

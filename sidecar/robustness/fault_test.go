@@ -1,10 +1,12 @@
 package robustness_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"math/rand/v2"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -33,8 +35,8 @@ func needFaultBuild(t *testing.T) {
 	}
 }
 
-// startKilled starts the faultinject build with the fault at point (e.g.
-// "after-stub#2"), runs calls, and waits until it is killed.
+// wantKilled waits for the faultinject build to end and fails the test
+// unless SIGKILL at the fault point (e.g. "after-stub#2") ended it.
 func wantKilled(t *testing.T, x *executor, point string) {
 	t.Helper()
 	x.wait()
@@ -55,14 +57,40 @@ func sentCalls(lines []copylog.Line) []string {
 	return out
 }
 
+// startAfterKill starts bin on a folder a killed executor left and runs the
+// handshake; when the executor does not start it says why, naming a torn
+// last line for what it is.
+func startAfterKill(t *testing.T, bin string, env *testenv.Env, extra ...string) *executor {
+	t.Helper()
+	x := start(t, bin, env, extra...)
+	x.send(initializeLine)
+	select {
+	case r, ok := <-x.lines:
+		if !ok || r.err != nil {
+			x.wait()
+			why := startFailure(x)
+			if strings.Contains(why, "torn") || strings.Contains(why, "cut") {
+				t.Fatalf("the executor does not start again after kill -9: %s\n"+
+					"SIGKILL inside the write(2) of a book or copy line (a write another goroutine, the group commit, "+
+					"was making when the fault point fired) leaves a prefix of the line without its LF; the start "+
+					"refuses it instead of recovering. See TestRestartAfterTornBookWrite", why)
+			}
+			t.Fatalf("the executor does not start again: %s", why)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no answer to initialize from the restarted executor")
+	}
+	x.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return x
+}
+
 // restartAndCheck starts the normal build (which writes the receipts of
 // calls the killed one left), makes one more call, stops it and checks the
 // records: verify intact, compare 0, exactly one receipt for every call
 // the server received, and nothing left unfinished in the copy.
 func restartAndCheck(t *testing.T, env *testenv.Env, record string) []entry {
 	t.Helper()
-	x := start(t, executorBin, env)
-	x.initialize()
+	x := startAfterKill(t, executorBin, env)
 	x.send(callLine(`"after-restart"`, "echo", `{}`))
 	wantResult(t, x.recv(), `"after-restart"`)
 	if code := x.stop(); code != 0 {
@@ -82,7 +110,7 @@ func TestKillAtEachStep(t *testing.T) {
 	needFaultBuild(t)
 	for _, point := range faultPoints {
 		t.Run(point, func(t *testing.T) {
-			env, record := newEnv(t, "hostile", nil)
+			env, record := newEnv(t, "sdk", nil) // a real go-sdk server
 			x := start(t, faultBin, env, faultEnv+"="+point)
 			x.initialize()
 			x.send(callLine("1", "echo", `{"m":"killed-call"}`))
@@ -136,6 +164,40 @@ func TestKillAtEachStep(t *testing.T) {
 	}
 }
 
+// The kill -9 at a fault point can land while another goroutine is inside
+// the write(2) of a stub line (the group commit of the call before): the
+// kernel then stops the write at a page and leaves a prefix of the line
+// without its LF. The random runs meet this now and then; here the state is
+// made on purpose: the executor is killed after a call's stub is durable,
+// and the stub's line is then cut as such a kill leaves it (a test cannot
+// aim SIGKILL inside one write(2), so it writes the bytes the kernel would
+// leave). Issue 5 asks that every restart after kill -9 recover: the torn
+// entry was never acknowledged (no answer went out, the copy has no receipt
+// line for the call), so the start can set the torn bytes aside and write
+// the call's receipt from the copy.
+func TestRestartAfterTornBookWrite(t *testing.T) {
+	needFaultBuild(t)
+	env, record := newEnv(t, "hostile", nil)
+	x := start(t, faultBin, env, faultEnv+"="+pointAfterStub)
+	x.initialize()
+	x.send(callLine("1", "echo", `{}`))
+	wantKilled(t, x, pointAfterStub)
+	data, err := os.ReadFile(env.BookPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := bytes.LastIndexByte(data[:len(data)-1], '\n') + 1
+	torn := data[:last+(len(data)-last)/2]
+	if err := os.WriteFile(env.BookPath, torn, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sent := sentCalls(readCopy(t, env))
+	es := restartAndCheck(t, env, record)
+	if len(sent) == 1 && len(stubsFor(es, sent[0])) != 1 {
+		t.Errorf("the call whose stub was torn has %d receipts", len(stubsFor(es, sent[0])))
+	}
+}
+
 // roundCalls sends a burst of calls and reads their answers until all came
 // or the executor's output ended; it reports whether the executor is still
 // up.
@@ -175,34 +237,34 @@ func roundCalls(t *testing.T, x *executor, rng *rand.Rand, run, round int) bool 
 }
 
 // Kill -9 at random points over many runs, on one working folder whose
-// history grows: each run kills the faultinject build at a random point on
-// a random passage while bursts of calls are in flight, then the normal
-// build restarts, recovers and is checked. Set ROBUSTNESS_SEED to replay.
+// history grows: each run starts the faultinject build (which first writes
+// the receipts the last killed run left), sends bursts of calls and is
+// killed at a random point on a random passage. After about half the runs
+// the normal build restarts, recovers and is checked; the others go
+// straight on to the next killed run, so that recovery also starts from
+// the state a killed recovery-and-run left. Set ROBUSTNESS_SEED to replay.
 func TestKillAtRandomPoints(t *testing.T) {
 	needFaultBuild(t)
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("ROBUSTNESS_SEED"); s != "" {
-		var err error
-		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Logf("ROBUSTNESS_SEED=%d", seed)
+	seed := testSeed(t)
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	env, record := newEnv(t, "hostile", nil)
 	const runs = 20
 	for run := 0; run < runs; run++ {
 		point := faultPoints[rng.IntN(len(faultPoints))] + "#" + strconv.Itoa(1+rng.IntN(3))
-		x := start(t, faultBin, env, faultEnv+"="+point)
-		x.initialize()
+		x := startAfterKill(t, faultBin, env, faultEnv+"="+point)
 		for round := 0; round < 8 && roundCalls(t, x, rng, run, round); round++ {
 		}
 		x.in.Close()
 		wantKilled(t, x, point)
-		before := len(serverCalls(t, record))
-		restartAndCheck(t, env, record)
+		unfinished := len(copylog.UnfinishedCalls(readCopy(t, env)))
+		checked := run == runs-1 || rng.IntN(2) == 0
+		if checked {
+			restartAndCheck(t, env, record)
+		}
+		t.Logf("run %d: killed at %s; %d calls received so far, %d left unfinished, checked: %v",
+			run, point, len(serverCalls(t, record)), unfinished, checked)
 		if t.Failed() {
-			t.Fatalf("run %d (fault %s, seed %d) failed; the server had received %d calls", run, point, seed, before)
+			t.Fatalf("run %d (fault %s, seed %d) failed", run, point, seed)
 		}
 	}
 	if n := len(serverCalls(t, record)); n < runs {

@@ -30,7 +30,7 @@ const (
 )
 
 var readTools = []string{"echo", "slow", "silent", "exit", "huge", "twice", "flood", "bignum", "dupmember",
-	"surrogate", "badutf8", "nonobject", "dupid", "garbage"}
+	"surrogate", "badutf8", "nonobject", "dupid", "garbage", "rpcerror"}
 
 // newEnv builds a working folder whose tool server is this test binary as
 // the server of the given kind; it returns the folder and the server's
@@ -300,10 +300,13 @@ func (x *executor) recvFor(id string) ([]byte, [][]byte) {
 	}
 }
 
+// initializeLine is the client's initialize request.
+const initializeLine = `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"robustness","version":"1"}}}`
+
 // initialize runs the MCP handshake by raw lines.
 func (x *executor) initialize() {
 	x.t.Helper()
-	x.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"robustness","version":"1"}}}`)
+	x.send(initializeLine)
 	if m := decode(x.t, x.recv()); m["result"] == nil {
 		x.t.Fatalf("initialize answered %v", m)
 	}
@@ -444,6 +447,32 @@ func wantResult(t *testing.T, line []byte, id string) toolResult {
 		r.Text += c.Text
 	}
 	return r
+}
+
+// startFailure is the line in which `mcp-executor stdio` says why it
+// stopped.
+func startFailure(x *executor) string {
+	for _, l := range strings.Split(x.stderr.String(), "\n") {
+		if strings.HasPrefix(l, "mcp-executor stdio: ") {
+			return l
+		}
+	}
+	return ""
+}
+
+// testSeed is the seed of a randomized test: ROBUSTNESS_SEED when set (to
+// replay a run), else the time; it is logged.
+func testSeed(t *testing.T) uint64 {
+	t.Helper()
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("ROBUSTNESS_SEED"); s != "" {
+		var err error
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatalf("ROBUSTNESS_SEED: %v", err)
+		}
+	}
+	t.Logf("ROBUSTNESS_SEED=%d", seed)
+	return seed
 }
 
 // cli runs a subcommand of the normal binary and gives its exit code and

@@ -3,11 +3,11 @@ package robustness_test
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
-
-	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 )
 
 // The codes a client gets for a line the executor does not take.
@@ -186,107 +186,6 @@ func TestHostileClientRefusedByRule(t *testing.T) {
 	}
 }
 
-// A line of 16 MiB + 1 is refused (-32600) without reaching the server,
-// three times in a row; the executor's memory stays bounded, and the next
-// line is served.
-func TestHostileClientLineOverCap(t *testing.T) {
-	env, record := newEnv(t, "hostile", nil)
-	x := start(t, executorBin, env)
-	x.initialize()
-	over := paddedCall(`"huge"`, "over-cap", bigLine)
-	for i := 0; i < 3; i++ {
-		x.send(over)
-		wantError(t, x.recv(), "null", codeInvalidRequest)
-	}
-	x.send(callLine(`"after"`, "echo", `{"m":"after-cap"}`))
-	if r := wantResult(t, x.recv(), `"after"`); r.IsError {
-		t.Errorf("the call after the long lines: %+v", r)
-	}
-	hwm := x.sampleHWM()
-	if code := x.stop(); code != 0 {
-		t.Errorf("exit code %d", code)
-	}
-	t.Logf("executor peak RSS: VmHWM %d KiB, rusage %d KiB", hwm, x.maxRSS)
-	if hwm > maxRSSKiB {
-		t.Errorf("the executor's peak resident set is %d KiB after three lines of 16 MiB + 1, over the bound of %d KiB", hwm, maxRSSKiB)
-	}
-	if serverRead(t, record, "over-cap") {
-		t.Error("the server received the line over the cap")
-	}
-	if calls := serverCalls(t, record); len(calls) != 1 {
-		t.Errorf("the server received %v, want only the call after", calls)
-	}
-	checkRecords(t, env, record)
-}
-
-// paddedCall is an echo tools/call line of exactly size bytes.
-func paddedCall(id, marker string, size int) string {
-	head := `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"echo","arguments":{"m":"` + marker + `","pad":"`
-	tail := `"}}}`
-	return head + strings.Repeat("p", size-len(head)-len(tail)) + tail
-}
-
-// maxAtCapRSSKiB bounds the executor's peak while it takes one line of
-// exactly 16 MiB (held, checked, given its call id, fingerprinted in RFC
-// 8785 form and sent on): a few copies of the line beside the baseline.
-const maxAtCapRSSKiB = 320 << 10
-
-// A line of exactly 16 MiB is taken: it reaches the server, its receipt
-// binds its arguments, and the executor's peak stays within a few copies
-// of the line.
-func TestHostileClientLineAtCap(t *testing.T) {
-	env, record := newEnv(t, "hostile", nil)
-	x := start(t, executorBin, env)
-	x.initialize()
-	atCap := paddedCall(`"at-cap"`, "at-cap", bigLine-1)
-	x.send(atCap)
-	if r := wantResult(t, x.recv(), `"at-cap"`); r.IsError {
-		t.Errorf("the line of exactly 16 MiB: %+v", r)
-	}
-	hwm := x.sampleHWM()
-	if code := x.stop(); code != 0 {
-		t.Errorf("exit code %d", code)
-	}
-	t.Logf("executor peak RSS with one 16 MiB call: VmHWM %d KiB", hwm)
-	if hwm > maxAtCapRSSKiB {
-		t.Errorf("the executor's peak resident set is %d KiB for one line of 16 MiB, over %d KiB", hwm, maxAtCapRSSKiB)
-	}
-	calls := serverCalls(t, record)
-	if len(calls) != 1 {
-		t.Fatalf("the server received %v, want the call at the cap", calls)
-	}
-	es := checkRecords(t, env, record)
-	args := atCap[strings.Index(atCap, `"arguments":`)+len(`"arguments":`) : len(atCap)-2]
-	argFP, err := canon.JCSFingerprint([]byte(args))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s := stubsFor(es, calls[0].ID); len(s) != 1 || s[0].details()["provared.arguments"] != argFP {
-		t.Errorf("the receipt of the 16 MiB call does not bind its arguments")
-	}
-}
-
-// The baseline the memory bound is set against: the executor's peak
-// resident set after a start and one small call.
-func TestExecutorBaselineMemory(t *testing.T) {
-	env, record := newEnv(t, "hostile", nil)
-	x := start(t, executorBin, env)
-	x.initialize()
-	x.send(callLine("1", "echo", `{}`))
-	wantResult(t, x.recv(), "1")
-	hwm := x.sampleHWM()
-	x.stop()
-	t.Logf("executor peak RSS after one small call: VmHWM %d KiB", hwm)
-	if hwm > maxRSSKiB/2 {
-		t.Errorf("the executor's peak resident set is %d KiB after one small call", hwm)
-	}
-	checkRecords(t, env, record)
-}
-
-// maxRSSKiB is the generous bound on the executor's peak resident set while
-// lines of 16 MiB + 1 and a stderr flood pass through.
-const maxRSSKiB = 200 << 10
-
 // Ids that collide with calls in flight: a ping, a second tools/call and a
 // request whose id looks like the executor's own, all under ids in use; the
 // client's forged response for a call in flight. Every answer reaches the
@@ -301,6 +200,8 @@ func TestHostileClientCollidingIDs(t *testing.T) {
 	x.send(`{"jsonrpc":"2.0","id":30,"method":"ping"}`)
 	x.send(callLine("30", "slow", `{"ms":100,"m":"second-30"}`))
 	x.send(`{"jsonrpc":"2.0","id":"provared-1-AAAAAAAAAAAAAAAA","method":"ping"}`)
+	// A call that names an executor's call id of its own in _meta.
+	x.send(`{"jsonrpc":"2.0","id":31,"method":"tools/call","params":{"name":"echo","arguments":{},"_meta":{"red.prova/call-id":"provared-999-forged"}}}`)
 	// The client answers "its" call itself: a response goes to the server
 	// (it is the client's answer to a server's request) and never becomes
 	// the call's outcome.
@@ -308,7 +209,7 @@ func TestHostileClientCollidingIDs(t *testing.T) {
 	x.send(`{"jsonrpc":"2.0","id":"nobody-asked","error":{"code":1,"message":"unknown"}}`)
 
 	got := map[string]int{}
-	for i := 0; i < 4; i++ {
+	for i := 0; i < 5; i++ {
 		line := x.recv()
 		m := decode(t, line)
 		id, _ := json.Marshal(m["id"])
@@ -320,24 +221,28 @@ func TestHostileClientCollidingIDs(t *testing.T) {
 		}
 		got[string(id)]++
 	}
-	if got[`"30"`]+got["30"] != 3 || got[`"provared-1-AAAAAAAAAAAAAAAA"`] != 1 {
-		t.Errorf("answers by id: %v, want three under 30 and one under the executor-like id", got)
+	if got["30"] != 3 || got[`"provared-1-AAAAAAAAAAAAAAAA"`] != 1 || got["31"] != 1 {
+		t.Errorf("answers by id: %v, want three under 30, one under 31 and one under the executor-like id", got)
 	}
 	if extra := x.sync("after"); len(extra) != 0 {
 		t.Errorf("more lines: %q", extra)
 	}
 	x.stop()
 	calls := serverCalls(t, record)
-	if len(calls) != 2 || calls[0].ID == calls[1].ID {
-		t.Errorf("the server received %v, want two calls under two ids of the executor's", calls)
+	if len(calls) != 3 || calls[0].ID == calls[1].ID {
+		t.Errorf("the server received %v, want three calls under ids of the executor's", calls)
 	}
-	if serverRead(t, record, `"id":30`) || serverRead(t, record, `"id":"provared-1-AAAAAAAAAAAAAAAA"`) {
-		// The forged response goes on to the server under the client's id
-		// 30 as a response, never as a request id.
-		for _, r := range calls {
-			if r.ID == "30" || r.ID == "provared-1-AAAAAAAAAAAAAAAA" {
-				t.Errorf("a request reached the server under the client's id %s", r.ID)
-			}
+	if serverRead(t, record, "provared-999-forged") {
+		t.Error("the client's own red.prova/call-id reached the server")
+	}
+	for _, m := range serverMetaCallIDs(t, record) {
+		if m[0] != m[1] {
+			t.Errorf("the server received call %s with red.prova/call-id %s", m[0], m[1])
+		}
+	}
+	for _, r := range calls {
+		if !strings.HasPrefix(r.ID, "provared-") || r.ID == "provared-1-AAAAAAAAAAAAAAAA" {
+			t.Errorf("a call reached the server under an id that is not one of the executor's own: %q", r.ID)
 		}
 	}
 	es := checkRecords(t, env, record)
@@ -347,6 +252,49 @@ func TestHostileClientCollidingIDs(t *testing.T) {
 			t.Errorf("call %s: its receipt binds no tool result: %v", c.ID, s[0].details())
 		}
 	}
+}
+
+// At most maxWaiting tool calls are taken at once; the rest are answered
+// 1001 and never reach the server.
+func TestHostileClientTooManyWaiting(t *testing.T) {
+	env, record := newEnv(t, "hostile", map[string]any{"maxWaiting": 2})
+	x := start(t, executorBin, env)
+	x.initialize()
+	for i := 1; i <= 5; i++ {
+		x.send(callLine(strconv.Itoa(i), "slow", `{"ms":300,"m":"wait-`+strconv.Itoa(i)+`-"}`))
+	}
+	taken, refused := 0, 0
+	for i := 0; i < 5; i++ {
+		line := x.recv()
+		var m struct {
+			ID    int `json:"id"`
+			Error *struct {
+				Code int `json:"code"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Fatalf("%s", line)
+		}
+		switch {
+		case m.Error == nil:
+			taken++
+		case m.Error.Code == codeNotTaken:
+			refused++
+			if serverRead(t, record, "wait-"+strconv.Itoa(m.ID)+"-") {
+				t.Errorf("call %d was answered 1001 and reached the server", m.ID)
+			}
+		default:
+			t.Errorf("call %d: error %d", m.ID, m.Error.Code)
+		}
+	}
+	x.stop()
+	if taken != 2 || refused != 3 {
+		t.Errorf("%d taken and %d answered 1001, want 2 and 3", taken, refused)
+	}
+	if calls := serverCalls(t, record); len(calls) != taken {
+		t.Errorf("the server received %d calls, %d were taken", len(calls), taken)
+	}
+	checkRecords(t, env, record)
 }
 
 // Cancellations from the client: for a call with the server, the server is
@@ -387,5 +335,48 @@ func TestHostileClientCancels(t *testing.T) {
 	}
 	if e.Data["red.prova/stub"] != s[0].Fingerprint {
 		t.Errorf("error data %v, want the stub %s", e.Data, s[0].Fingerprint)
+	}
+}
+
+// The client goes away in the middle of a call: the executor waits for the
+// server's answer, writes the receipt and exits 0.
+func TestHostileClientLeavesMidCall(t *testing.T) {
+	env, record := newEnv(t, "hostile", nil)
+	x := start(t, executorBin, env)
+	x.initialize()
+	x.send(callLine("1", "slow", `{"ms":300}`))
+	for len(serverCalls(t, record)) == 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if code := x.stop(); code != 0 {
+		t.Errorf("exit %d after the client left", code)
+	}
+	es := checkRecords(t, env, record)
+	calls := serverCalls(t, record)
+	if s := stubsFor(es, calls[0].ID); len(s) != 1 || s[0].details()[labelToolResult] == "" {
+		t.Errorf("the call the client left has receipts %v, want one binding the server's result", s)
+	}
+}
+
+// SIGTERM in the middle of a call: the executor stops the server, writes
+// the call's receipt and exits 143.
+func TestSIGTERMMidCall(t *testing.T) {
+	env, record := newEnv(t, "hostile", nil)
+	x := start(t, executorBin, env)
+	x.initialize()
+	x.send(callLine("1", "silent", `{}`))
+	for len(serverCalls(t, record)) == 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := x.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := x.wait(); code != 143 {
+		t.Errorf("exit %d after SIGTERM, want 143", code)
+	}
+	es := checkRecords(t, env, record)
+	calls := serverCalls(t, record)
+	if s := stubsFor(es, calls[0].ID); len(s) != 1 || s[0].details()[labelError] == "" {
+		t.Errorf("the call cut short by SIGTERM has receipts %v, want one naming provared.error", s)
 	}
 }

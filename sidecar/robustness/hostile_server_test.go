@@ -26,6 +26,23 @@ func resultFP(t *testing.T, line []byte) string {
 	return f
 }
 
+// errorFP is the fingerprint of the error in an answer line, in the one
+// form of RFC 8785.
+func errorFP(t *testing.T, line string) string {
+	t.Helper()
+	var m struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(strings.ReplaceAll(line, "ID", "1")), &m); err != nil {
+		t.Fatal(err)
+	}
+	f, err := canon.JCSFingerprint(m.Error)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
 // A hostile server that answers: its own bytes reach the client with only
 // the client's id spliced in, whatever they hold; the receipt binds the
 // result where it can be written in RFC 8785 form and names the fixed text
@@ -47,6 +64,7 @@ func TestHostileServerAnswers(t *testing.T) {
 		{tool: "surrogate", want: textDoc(textResultNotCanonical), why: "a lone surrogate in the result"},
 		{tool: "dupmember", want: textDoc(textAnswerUnreadable), why: "a member named twice in the result"},
 		{tool: "badutf8", want: textDoc(textAnswerUnreadable), why: "bytes that are not UTF-8 in the result"},
+		{tool: "rpcerror", want: [2]string{labelError, errorFP(t, hostileAnswers["rpcerror"])}, why: "a JSON-RPC error instead of a result"},
 		{tool: "twice", why: "the call answered twice: the second answer is dropped"},
 		{tool: "huge", why: "an answer of 16 MiB + 1 is dropped, the next one taken"},
 		{tool: "flood", why: "16 MiB of stderr, in lines and in one line, before the answer"},

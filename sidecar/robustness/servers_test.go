@@ -77,6 +77,7 @@ var hostileAnswers = map[string]string{
 	"twice2":    `{"jsonrpc":"2.0","id":ID,"result":{"content":[{"type":"text","text":"second"}]}}`,
 	"flood":     `{"jsonrpc":"2.0","id":ID,"result":{"content":[{"type":"text","text":"after the flood"}]}}`,
 	"huge":      `{"jsonrpc":"2.0","id":ID,"result":{"content":[{"type":"text","text":"after the huge line"}]}}`,
+	"rpcerror":  `{"jsonrpc":"2.0","id":ID,"error":{"code":-32000,"message":"it broke","data":{"n":1.50,"big":9007199254740991}}}`,
 }
 
 // hostileNonMessages are the lines the "nonobject", "dupid" and "garbage"
@@ -109,9 +110,11 @@ func runHostileServer() {
 		}
 		out.Flush()
 	}
+	var inFlight sync.WaitGroup
 	for {
 		line, err := in.ReadBytes('\n')
 		if len(line) == 0 && err != nil {
+			inFlight.Wait() // answer what it holds before it exits, as a server may
 			return
 		}
 		var m struct {
@@ -131,7 +134,11 @@ func runHostileServer() {
 		case "tools/list":
 			write(fill(`{"jsonrpc":"2.0","id":ID,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}},{"name":"hidden","inputSchema":{"type":"object"}}]}}`, m.ID))
 		case "tools/call":
-			go hostileCall(m.Params.Name, m.ID, m.Params.Arguments, write)
+			inFlight.Add(1)
+			go func() {
+				defer inFlight.Done()
+				hostileCall(m.Params.Name, m.ID, m.Params.Arguments, write)
+			}()
 		default:
 			write(fill(`{"jsonrpc":"2.0","id":ID,"result":{}}`, m.ID))
 		}

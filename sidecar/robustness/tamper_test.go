@@ -180,17 +180,6 @@ func TestTamperedCopy(t *testing.T) {
 	}
 }
 
-// startFailure is the line in which `mcp-executor stdio` says why it
-// stopped.
-func startFailure(x *executor) string {
-	for _, l := range strings.Split(x.stderr.String(), "\n") {
-		if strings.HasPrefix(l, "mcp-executor stdio: ") {
-			return l
-		}
-	}
-	return ""
-}
-
 // changeStub changes a stub's content (its tool-result fingerprint) and
 // writes it back without a valid signature, as someone without the keys
 // would.

@@ -27,6 +27,19 @@ func CheckPointer(ptr string) error {
 	return nil
 }
 
+// PointerTokens checks ptr as [CheckPointer] does and returns its reference
+// tokens unescaped ("~1" is "/", "~0" is "~"); none for "".
+func PointerTokens(ptr string) ([]string, error) {
+	if err := CheckPointer(ptr); err != nil || ptr == "" {
+		return nil, err
+	}
+	tokens := strings.Split(ptr[1:], "/")
+	for i, tok := range tokens {
+		tokens[i] = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+	}
+	return tokens, nil
+}
+
 // Pointer finds the value at the RFC 6901 pointer ptr in the JSON value raw
 // and returns its bytes as written. found is false when nothing is there
 // (a missing member, an index out of range or "-", a step into a scalar).
@@ -34,19 +47,16 @@ func CheckPointer(ptr string) error {
 // named twice the first one is taken; lines reaching here have passed
 // [Inspect], which refuses that.
 func Pointer(raw []byte, ptr string) (value []byte, found bool, err error) {
-	if err := CheckPointer(ptr); err != nil {
+	tokens, err := PointerTokens(ptr)
+	if err != nil {
 		return nil, false, err
 	}
 	start, end, err := wholeValue(raw)
 	if err != nil {
 		return nil, false, fmt.Errorf("pointer: %w", err)
 	}
-	if ptr == "" {
-		return raw[start:end], true, nil
-	}
 	cur := Span{start, end}
-	for _, tok := range strings.Split(ptr[1:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+	for _, tok := range tokens {
 		var next Span
 		switch raw[cur.Start] {
 		case '{':
@@ -58,7 +68,7 @@ func Pointer(raw []byte, ptr string) (value []byte, found bool, err error) {
 				return true
 			})
 		case '[':
-			idx, ok := arrayIndex(tok)
+			idx, ok := ArrayIndex(tok)
 			if !ok {
 				return nil, false, nil
 			}
@@ -83,7 +93,10 @@ func Pointer(raw []byte, ptr string) (value []byte, found bool, err error) {
 	return raw[cur.Start:cur.End], true, nil
 }
 
-func arrayIndex(tok string) (int, bool) {
+// ArrayIndex reads a reference token as an array index: plain digits
+// without a leading zero, at most nine of them. "-" (past the end), "01" or
+// anything else is not an index.
+func ArrayIndex(tok string) (int, bool) {
 	if tok == "" || len(tok) > 9 || (len(tok) > 1 && tok[0] == '0') {
 		return 0, false
 	}
@@ -182,10 +195,10 @@ func foldedIn(raw []byte, at int, path string, depth int) (string, bool) {
 				if keys == nil {
 					keys = make(map[string]struct{}, 2*linearNames)
 					for _, m := range names {
-						keys[foldKey(m)] = struct{}{}
+						keys[FoldKey(m)] = struct{}{}
 					}
 				}
-				k := foldKey(n)
+				k := FoldKey(n)
 				if _, dup := keys[k]; dup {
 					hit, found = here, true
 					return false
@@ -212,9 +225,9 @@ func foldedIn(raw []byte, at int, path string, depth int) (string, bool) {
 	return hit, found
 }
 
-// foldKey maps each rune to the smallest rune of its simple-folding orbit,
+// FoldKey maps each rune to the smallest rune of its simple-folding orbit,
 // so that two strings have one key exactly when strings.EqualFold holds.
-func foldKey(s string) string {
+func FoldKey(s string) string {
 	var b strings.Builder
 	for _, r := range s {
 		m := r

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 )
 
@@ -39,6 +40,42 @@ func TestPointer(t *testing.T) {
 	}
 	if _, _, err := Pointer([]byte(`{"a":`), "/a"); err == nil {
 		t.Error("broken JSON accepted")
+	}
+}
+
+func TestPointerTokens(t *testing.T) {
+	for _, c := range []struct {
+		ptr  string
+		want []string
+	}{
+		{"", nil},
+		{"/", []string{""}},
+		{"/a~1b/m~0n", []string{"a/b", "m~n"}},
+		{"/~01", []string{"~1"}},
+		{"/items/0/", []string{"items", "0", ""}},
+	} {
+		got, err := PointerTokens(c.ptr)
+		if err != nil || fmt.Sprintf("%q", got) != fmt.Sprintf("%q", c.want) || (got == nil) != (c.want == nil) {
+			t.Errorf("PointerTokens(%q) = %q, %v; want %q", c.ptr, got, err, c.want)
+		}
+	}
+	for _, bad := range []string{"total", "/a~2", "/a~"} {
+		if got, err := PointerTokens(bad); !errors.Is(err, ErrBadPointer) || got != nil {
+			t.Errorf("PointerTokens(%q) = %q, %v; want ErrBadPointer", bad, got, err)
+		}
+	}
+}
+
+func TestArrayIndex(t *testing.T) {
+	for tok, want := range map[string]int{"0": 0, "7": 7, "10": 10, "999999999": 999999999} {
+		if got, ok := ArrayIndex(tok); !ok || got != want {
+			t.Errorf("ArrayIndex(%q) = %d, %v; want %d", tok, got, ok, want)
+		}
+	}
+	for _, tok := range []string{"", "-", "01", "00", "1a", "+1", " 1", "1000000000"} {
+		if got, ok := ArrayIndex(tok); ok {
+			t.Errorf("ArrayIndex(%q) = %d; want no index", tok, got)
+		}
 	}
 }
 
@@ -113,8 +150,8 @@ func TestFoldKeyAgreesWithEqualFold(t *testing.T) {
 	words := []string{"k", "K", "\u212a", "s", "S", "\u017f", "ß", "ẞ", "σ", "Σ", "ς", "Ǆ", "ǅ", "ǆ", "a", "İ", "i", "ı"}
 	for _, a := range words {
 		for _, b := range words {
-			if (foldKey(a) == foldKey(b)) != equalFold(a, b) {
-				t.Errorf("foldKey disagrees with EqualFold on %q %q", a, b)
+			if (FoldKey(a) == FoldKey(b)) != equalFold(a, b) {
+				t.Errorf("FoldKey disagrees with EqualFold on %q %q", a, b)
 			}
 		}
 	}
