@@ -9,13 +9,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/seed-6e06167c/mcp-executor/copylog"
-	"github.com/seed-6e06167c/mcp-executor/internal/testenv"
+	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 )
 
 // baseTools are the rules most tests run with.
-func baseTools() map[string]testenv.Tool {
-	return map[string]testenv.Tool{
+func baseTools() map[string]devsetup.Tool {
+	return map[string]devsetup.Tool{
 		"echo":      {Action: "provared.data.read"},
 		"order":     {Action: "supplies.order", Amount: map[string]any{"unit": "GBP", "pointer": "/total"}},
 		"send":      {Action: "provared.message.send", Amount: map[string]any{"unit": "messages", "count": "/recipients"}},
@@ -26,8 +26,8 @@ func baseTools() map[string]testenv.Tool {
 	}
 }
 
-func baseOptions() testenv.Options {
-	return testenv.Options{
+func baseOptions() devsetup.Options {
+	return devsetup.Options{
 		Tools:   baseTools(),
 		Actions: []string{"provared.data.read", "supplies.order", "provared.message.send"},
 	}

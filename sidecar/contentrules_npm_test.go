@@ -9,7 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/seed-6e06167c/mcp-executor/internal/testenv"
+	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/contentrules"
 )
 
@@ -45,9 +45,9 @@ func TestContentRulesWithFilesystemServer(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "rules.json"), []byte(rules), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env, err := testenv.Build(testenv.Options{
+	env, err := devsetup.Build(devsetup.Options{
 		Dir: dir, Command: node, Args: []string{entry, files},
-		Tools: map[string]testenv.Tool{
+		Tools: map[string]devsetup.Tool{
 			"write_file": {Action: "provared.data.change"},
 			"edit_file":  {Action: "provared.data.change"},
 		},

@@ -11,7 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/seed-6e06167c/mcp-executor/copylog"
-	"github.com/seed-6e06167c/mcp-executor/internal/testenv"
+	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/contentrules"
 )
@@ -51,7 +51,7 @@ func TestContentRules(t *testing.T) {
 	}
 	o.Settings = map[string]any{"contentRules": "rules.json"}
 	o.Software = []map[string]any{{"name": "Content rules of test executor", "sha256": rfp}}
-	env, err := testenv.Build(o)
+	env, err := devsetup.Build(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestContentRulesTheSlipStates(t *testing.T) {
 				o.Settings = map[string]any{"contentRules": "rules.json"}
 			}
 			o.Software = []map[string]any{{"name": "Content rules of test executor", "sha256": tc.stated}}
-			env, err := testenv.Build(o)
+			env, err := devsetup.Build(o)
 			if err != nil {
 				t.Fatal(err)
 			}

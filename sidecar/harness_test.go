@@ -14,7 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/seed-6e06167c/mcp-executor/internal/testenv"
+	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
 	"github.com/seed-6e06167c/mcp-executor/sidecar"
 )
@@ -23,7 +23,7 @@ import (
 // it, reached over real pipes.
 type harness struct {
 	t      testing.TB
-	env    *testenv.Env
+	env    *devsetup.Env
 	record string // the server's record of every line it read
 	in     io.WriteCloser
 	out    *bufio.Reader
@@ -32,7 +32,7 @@ type harness struct {
 }
 
 // serverOpts fills the command of a test server of the given kind.
-func serverOpts(t testing.TB, kind string, o testenv.Options) (testenv.Options, string) {
+func serverOpts(t testing.TB, kind string, o devsetup.Options) (devsetup.Options, string) {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
@@ -50,10 +50,10 @@ func serverOpts(t testing.TB, kind string, o testenv.Options) (testenv.Options, 
 
 // startWith builds a working folder for o with the test server of kind and
 // starts the executor on it.
-func startWith(t testing.TB, kind string, o testenv.Options) *harness {
+func startWith(t testing.TB, kind string, o devsetup.Options) *harness {
 	t.Helper()
 	o, record := serverOpts(t, kind, o)
-	env, err := testenv.Build(o)
+	env, err := devsetup.Build(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func startWith(t testing.TB, kind string, o testenv.Options) *harness {
 }
 
 // launch starts the executor on a built working folder.
-func launch(t testing.TB, env *testenv.Env) *harness {
+func launch(t testing.TB, env *devsetup.Env) *harness {
 	t.Helper()
 	h := &harness{t: t, env: env, done: make(chan int, 1), stderr: &lockedBuffer{}}
 	if executorBin != "" {

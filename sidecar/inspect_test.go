@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/seed-6e06167c/mcp-executor/copylog"
-	"github.com/seed-6e06167c/mcp-executor/internal/testenv"
+	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
 	"github.com/seed-6e06167c/mcp-executor/keys"
 	"github.com/seed-6e06167c/mcp-executor/keys/kube"
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
@@ -23,10 +23,10 @@ import (
 
 // inspectBook writes a working folder and a book: the slip (line 1) and one countersigned stub per
 // call (lines 2, 3, …) naming rules when rules is not "".
-func inspectBook(t testing.TB, rules string, calls ...string) (*testenv.Env, []byte) {
+func inspectBook(t testing.TB, rules string, calls ...string) (*devsetup.Env, []byte) {
 	t.Helper()
-	e, err := testenv.Build(testenv.Options{Dir: t.TempDir(), Command: "/bin/true",
-		Tools: map[string]testenv.Tool{"echo": {Action: "provared.data.read"}}})
+	e, err := devsetup.Build(devsetup.Options{Dir: t.TempDir(), Command: "/bin/true",
+		Tools: map[string]devsetup.Tool{"echo": {Action: "provared.data.read"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

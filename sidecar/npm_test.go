@@ -11,7 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/seed-6e06167c/mcp-executor/internal/testenv"
+	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
 )
 
 // npmServer returns node and the entry point of an npm MCP server installed
@@ -37,9 +37,9 @@ func npmServer(t *testing.T, pkg string) (node, entry string) {
 // (get-env, which would show the server's environment) is refused.
 func TestNPMEverythingServer(t *testing.T) {
 	node, entry := npmServer(t, "server-everything")
-	env, err := testenv.Build(testenv.Options{
+	env, err := devsetup.Build(devsetup.Options{
 		Dir: t.TempDir(), Command: node, Args: []string{entry, "stdio"},
-		Tools: map[string]testenv.Tool{
+		Tools: map[string]devsetup.Tool{
 			"echo":                           {Action: "provared.data.read"},
 			"get-sum":                        {Action: "provared.data.read"},
 			"trigger-long-running-operation": {Action: "provared.code.run"},
@@ -117,9 +117,9 @@ func TestNPMEverythingServer(t *testing.T) {
 func TestNPMFilesystemServer(t *testing.T) {
 	node, entry := npmServer(t, "server-filesystem")
 	files := t.TempDir()
-	env, err := testenv.Build(testenv.Options{
+	env, err := devsetup.Build(devsetup.Options{
 		Dir: t.TempDir(), Command: node, Args: []string{entry, files},
-		Tools: map[string]testenv.Tool{
+		Tools: map[string]devsetup.Tool{
 			"read_text_file": {Action: "provared.data.read"},
 			"write_file":     {Action: "provared.data.change"},
 			"move_file":      {Action: "provared.data.delete"},

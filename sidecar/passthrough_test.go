@@ -9,7 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/seed-6e06167c/mcp-executor/copylog"
-	"github.com/seed-6e06167c/mcp-executor/internal/testenv"
+	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
 )
 
 // Past denialsPerHour a call is still refused, but no denial is written;
@@ -89,7 +89,7 @@ func TestUnlistedForward(t *testing.T) {
 // with inputResponses) is two calls with one receipt each.
 func TestDiscoverAndMultiRoundTrip(t *testing.T) {
 	o := baseOptions()
-	o.Tools["ask"] = testenv.Tool{Action: "provared.data.read"}
+	o.Tools["ask"] = devsetup.Tool{Action: "provared.data.read"}
 	h := startWith(t, "raw", o)
 	h.send(`{"jsonrpc":"2.0","id":"d","method":"server/discover","params":{}}`)
 	if got := h.recv(); got != `{"jsonrpc":"2.0","id":"d","result":{}}` {
@@ -124,7 +124,7 @@ func TestDiscoverAndMultiRoundTrip(t *testing.T) {
 // pass through unchanged (the server's id is the server's).
 func TestServerRequestsPassThrough(t *testing.T) {
 	o := baseOptions()
-	o.Tools["roots"] = testenv.Tool{Action: "provared.data.read"}
+	o.Tools["roots"] = devsetup.Tool{Action: "provared.data.read"}
 	h := startWith(t, "raw", o)
 	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"roots","arguments":{}}}`)
 	if got := h.recv(); got != `{"jsonrpc":"2.0","id":"srv-1","method":"roots/list"}` {

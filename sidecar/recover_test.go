@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/seed-6e06167c/mcp-executor/copylog"
-	"github.com/seed-6e06167c/mcp-executor/internal/testenv"
+	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/sidecar"
 )
@@ -14,7 +14,7 @@ import (
 // writeUnfinished puts a sent line with no receipt into the copy, as a stop
 // while the call was with the server leaves it; with outcome, also the
 // not-written line a book that could not be written leaves.
-func writeUnfinished(t *testing.T, env *testenv.Env, slipFP, call string, sentAt time.Time, outcome *copylog.Detail) {
+func writeUnfinished(t *testing.T, env *devsetup.Env, slipFP, call string, sentAt time.Time, outcome *copylog.Detail) {
 	t.Helper()
 	log, err := copylog.Open(env.CopyPath, env.CopyKey, "test executor")
 	if err != nil {
@@ -55,7 +55,7 @@ func TestRecoveryWritesLateReceipts(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o, record := serverOpts(t, "sdk", baseOptions())
-			env, err := testenv.Build(o)
+			env, err := devsetup.Build(o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -115,7 +115,7 @@ func TestRecoveryWritesLateReceipts(t *testing.T) {
 // put that slip back for one start.
 func TestRecoveryUnderAnotherSlipStopsTheStart(t *testing.T) {
 	o, _ := serverOpts(t, "sdk", baseOptions())
-	env, err := testenv.Build(o)
+	env, err := devsetup.Build(o)
 	if err != nil {
 		t.Fatal(err)
 	}

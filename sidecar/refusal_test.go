@@ -9,7 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/seed-6e06167c/mcp-executor/copylog"
-	"github.com/seed-6e06167c/mcp-executor/internal/testenv"
+	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
 )
 
 // Every refusal path: the model gets a tool error that begins "Not taken by
@@ -19,7 +19,7 @@ func TestRefusalsNeverReachTheServer(t *testing.T) {
 	past := time.Now().Add(-48 * time.Hour)
 	cases := []struct {
 		name    string
-		opts    func(*testenv.Options)
+		opts    func(*devsetup.Options)
 		before  []mcp.CallToolParams // allowed calls first
 		call    mcp.CallToolParams
 		refused string
@@ -39,21 +39,21 @@ func TestRefusalsNeverReachTheServer(t *testing.T) {
 			refused: "duplicate-member", code: "duplicate-member", reason: "other", action: "supplies.order"},
 		{name: "action not in slip", call: mcp.CallToolParams{Name: "notinslip", Arguments: map[string]any{}},
 			refused: "not-in-slip", code: "action-not-allowed", reason: "not-in-slip", action: "other.action"},
-		{name: "outside valid time", opts: func(o *testenv.Options) { o.ValidFrom, o.ValidUntil = past.Add(-time.Hour), past },
+		{name: "outside valid time", opts: func(o *devsetup.Options) { o.ValidFrom, o.ValidUntil = past.Add(-time.Hour), past },
 			call:    mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "late"}},
 			refused: "outside-valid-time", code: "outside-valid-time", reason: "outside-valid-time", action: "provared.data.read"},
-		{name: "over limit", opts: func(o *testenv.Options) {
+		{name: "over limit", opts: func(o *devsetup.Options) {
 			o.Limits = []map[string]any{{"action": "supplies.order", "max": 100, "unit": "GBP"}}
 		},
 			before:  []mcp.CallToolParams{{Name: "order", Arguments: map[string]any{"total": 60}}},
 			call:    mcp.CallToolParams{Name: "order", Arguments: map[string]any{"total": 41}},
 			refused: "over-limit", code: "over-limit", reason: "over-limit", action: "supplies.order"},
-		{name: "needs approval", opts: func(o *testenv.Options) {
+		{name: "needs approval", opts: func(o *devsetup.Options) {
 			o.Requires = []map[string]any{{"need": "approval", "action": "provared.data.read"}}
 		},
 			call:    mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}},
 			refused: "needs-approval", code: "approval-missing", reason: "needs-approval", action: "provared.data.read"},
-		{name: "over count", opts: func(o *testenv.Options) {
+		{name: "over count", opts: func(o *devsetup.Options) {
 			o.Limits = []map[string]any{{"action": "provared.message.send", "count": 1}}
 		},
 			before:  []mcp.CallToolParams{{Name: "send", Arguments: map[string]any{"recipients": []string{"a"}}}},

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seed-6e06167c/mcp-executor/internal/testenv"
+	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
 	"github.com/seed-6e06167c/mcp-executor/keys"
 )
 
@@ -15,16 +15,16 @@ import (
 func TestStartChecksTheSlip(t *testing.T) {
 	cases := []struct {
 		name   string
-		change func(t *testing.T, env *testenv.Env)
+		change func(t *testing.T, env *devsetup.Env)
 		want   string
 	}{
-		{"other agent keys", func(t *testing.T, env *testenv.Env) {
+		{"other agent keys", func(t *testing.T, env *devsetup.Env) {
 			writeFile(t, env.AgentKeys, keys.NewSeeds().Marshal())
 		}, "other agent keys"},
-		{"executor keys not in with", func(t *testing.T, env *testenv.Env) {
+		{"executor keys not in with", func(t *testing.T, env *devsetup.Env) {
 			writeFile(t, env.ExecutorKeys, keys.NewSeeds().Marshal())
 		}, "does not hold the executor's keys"},
-		{"untrusted passkey", func(t *testing.T, env *testenv.Env) {
+		{"untrusted passkey", func(t *testing.T, env *devsetup.Env) {
 			var s map[string]any
 			data, _ := os.ReadFile(env.SettingsPath)
 			if err := json.Unmarshal(data, &s); err != nil {
@@ -38,7 +38,7 @@ func TestStartChecksTheSlip(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			o, _ := serverOpts(t, "sdk", baseOptions())
-			env, err := testenv.Build(o)
+			env, err := devsetup.Build(o)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -11,7 +11,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
-	"github.com/seed-6e06167c/mcp-executor/internal/testenv"
+	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
 	"github.com/seed-6e06167c/mcp-executor/sidecar"
 )
 
@@ -20,7 +20,7 @@ func TestOneSpanPerToolCall(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	otel.SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)))
 	o, _ := serverOpts(t, "sdk", baseOptions())
-	env, err := testenv.Build(o)
+	env, err := devsetup.Build(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,13 +11,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/seed-6e06167c/mcp-executor/copylog"
-	"github.com/seed-6e06167c/mcp-executor/internal/testenv"
+	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
 	"github.com/seed-6e06167c/mcp-executor/sidecar"
 )
 
 // inProcess opens the executor in this process (so that a test can break
 // its files) and serves one session over pipes.
-func inProcess(t *testing.T, env *testenv.Env) (*sidecar.Executor, *harness) {
+func inProcess(t *testing.T, env *devsetup.Env) (*sidecar.Executor, *harness) {
 	t.Helper()
 	h := &harness{t: t, env: env, done: make(chan int, 1), stderr: &lockedBuffer{}}
 	log := slog.New(slog.NewJSONHandler(h.stderr, nil))
@@ -50,7 +50,7 @@ func inProcess(t *testing.T, env *testenv.Env) (*sidecar.Executor, *harness) {
 // the next start writes the receipt from the copy.
 func TestBookUnwritable(t *testing.T) {
 	o, record := serverOpts(t, "sdk", baseOptions())
-	env, err := testenv.Build(o)
+	env, err := devsetup.Build(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestBookUnwritable(t *testing.T) {
 // takes no more calls.
 func TestCopyUnwritable(t *testing.T) {
 	o, record := serverOpts(t, "sdk", baseOptions())
-	env, err := testenv.Build(o)
+	env, err := devsetup.Build(o)
 	if err != nil {
 		t.Fatal(err)
 	}

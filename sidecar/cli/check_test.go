@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/seed-6e06167c/mcp-executor/copylog"
-	"github.com/seed-6e06167c/mcp-executor/internal/testenv"
+	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/contentrules"
 )
@@ -249,8 +249,8 @@ func TestCheckContentRulesAgainstTheSlip(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			e := folder(t, func(o *testenv.Options) {
-				o.Tools = map[string]testenv.Tool{"write_file": {Action: "provared.data.change"}, "edit_file": {Action: "provared.data.change"}}
+			e := folder(t, func(o *devsetup.Options) {
+				o.Tools = map[string]devsetup.Tool{"write_file": {Action: "provared.data.change"}, "edit_file": {Action: "provared.data.change"}}
 				o.Software = tc.software
 				if tc.rules {
 					o.Settings = map[string]any{"contentRules": abs}

@@ -13,14 +13,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/seed-6e06167c/mcp-executor/copylog"
-	"github.com/seed-6e06167c/mcp-executor/internal/testenv"
+	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 )
 
 // copyOf writes the executor's copy for calls whose stubs are given (a sent line and a receipt line
 // each) and returns the open log, which holds the copy's exclusive lock as a running executor does.
-func copyOf(t *testing.T, e *testenv.Env, calls []string, stubs []book.Line) *copylog.Log {
+func copyOf(t *testing.T, e *devsetup.Env, calls []string, stubs []book.Line) *copylog.Log {
 	t.Helper()
 	cp, err := copylog.Open(e.CopyPath, e.CopyKey, "test executor")
 	if err != nil {

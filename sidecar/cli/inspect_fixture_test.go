@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed-6e06167c/mcp-executor/internal/testenv"
+	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/record"
@@ -27,7 +27,7 @@ const secretValue = "RECOGNISABLE-credential-7f3a9c"
 
 // folder builds a working folder whose tool server is this test binary (echo and slow tools), with
 // two credentials: one from a file, one from the environment (both secretValue).
-func folder(t *testing.T, edit func(o *testenv.Options)) *testenv.Env {
+func folder(t *testing.T, edit func(o *devsetup.Options)) *devsetup.Env {
 	t.Helper()
 	dir := t.TempDir()
 	credFile := filepath.Join(dir, "secrets", "files-token")
@@ -38,7 +38,7 @@ func folder(t *testing.T, edit func(o *testenv.Options)) *testenv.Env {
 		t.Fatal(err)
 	}
 	t.Setenv("MCP_EXECUTOR_TEST_TOKEN", secretValue)
-	o := testenv.Options{
+	o := devsetup.Options{
 		Dir:     dir,
 		Command: testServerCommand(t),
 		Env: map[string]map[string]any{
@@ -46,12 +46,12 @@ func folder(t *testing.T, edit func(o *testenv.Options)) *testenv.Env {
 			"FILES_TOKEN": {"file": "secrets/files-token"},
 			"API_TOKEN":   {"env": "MCP_EXECUTOR_TEST_TOKEN"},
 		},
-		Tools: map[string]testenv.Tool{"echo": {Action: "provared.data.read"}, "slow": {Action: "provared.data.read"}},
+		Tools: map[string]devsetup.Tool{"echo": {Action: "provared.data.read"}, "slow": {Action: "provared.data.read"}},
 	}
 	if edit != nil {
 		edit(&o)
 	}
-	e, err := testenv.Build(o)
+	e, err := devsetup.Build(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func oneObject(t *testing.T, text string) map[string]any {
 }
 
 // bookWithSlip writes a book holding the env's slip (line 1) and the stubs given (lines 2, 3, …).
-func bookWithSlip(t *testing.T, e *testenv.Env, stubs ...book.Line) {
+func bookWithSlip(t *testing.T, e *devsetup.Env, stubs ...book.Line) {
 	t.Helper()
 	b, err := book.OpenBook(e.BookPath, book.Options{IssuerKeys: []string{e.Thumbprint}})
 	if err != nil {
@@ -104,7 +104,7 @@ func bookWithSlip(t *testing.T, e *testenv.Env, stubs ...book.Line) {
 }
 
 // stub signs a countersigned stub for call under the env's slip, as the executor writes one.
-func stub(t *testing.T, e *testenv.Env, seq int64, previous, call string) book.Line {
+func stub(t *testing.T, e *devsetup.Env, seq int64, previous, call string) book.Line {
 	t.Helper()
 	ctx := context.Background()
 	when := canon.FormatTime(time.Now().UTC())

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seed-6e06167c/mcp-executor/internal/testenv"
+	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
 	"github.com/seed-6e06167c/mcp-executor/keys"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
@@ -15,7 +15,7 @@ import (
 )
 
 // freshFolder is a working folder without the key files and the copy key: what keys must make.
-func freshFolder(t *testing.T, edit func(o *testenv.Options)) *testenv.Env {
+func freshFolder(t *testing.T, edit func(o *devsetup.Options)) *devsetup.Env {
 	t.Helper()
 	e := folder(t, edit)
 	for _, p := range []string{e.AgentKeys, e.ExecutorKeys, e.CopyKeyPath} {
@@ -93,9 +93,9 @@ func TestKeysStatesContentRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := freshFolder(t, func(o *testenv.Options) {
+	e := freshFolder(t, func(o *devsetup.Options) {
 		o.Settings = map[string]any{"contentRules": abs}
-		o.Tools = map[string]testenv.Tool{"write_file": {Action: "provared.data.change"}, "edit_file": {Action: "provared.data.change"}}
+		o.Tools = map[string]devsetup.Tool{"write_file": {Action: "provared.data.change"}, "edit_file": {Action: "provared.data.change"}}
 	})
 	code, out, errOut := run(t, "keys", "--config", e.SettingsPath, "--json")
 	if code != ExitOK {

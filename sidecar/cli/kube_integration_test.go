@@ -94,7 +94,7 @@ func TestKeysAndCheckWithSecrets(t *testing.T) {
 	for _, want := range [][]string{
 		{"ok:", "agent keys (agent.keys)", "Secret default/" + name, "reached by kubeconfig " + kubeconfig, "present"},
 		{"ok:", "copy key (executor.copyKey)", "reached by kubeconfig", "present"},
-		{"problem:", "slip", "other agent keys"}, // the slip was signed for the keys testenv made
+		{"problem:", "slip", "other agent keys"}, // the slip was signed for the keys devsetup made
 	} {
 		if !has(lines(out), want...) {
 			t.Errorf("no line with %q:\n%s", want, out)

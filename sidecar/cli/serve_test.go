@@ -18,7 +18,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/seed-6e06167c/mcp-executor/internal/testenv"
+	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
 )
 
@@ -29,11 +29,11 @@ import (
 func TestServeTwoBridgesAndDrain(t *testing.T) {
 	exe := binary(t)
 	dir := t.TempDir()
-	env, err := testenv.Build(testenv.Options{
+	env, err := devsetup.Build(devsetup.Options{
 		Dir:     dir,
 		Command: testServerCommand(t),
 		Env:     map[string]map[string]any{testServerEnv: {"value": "1"}},
-		Tools: map[string]testenv.Tool{
+		Tools: map[string]devsetup.Tool{
 			"echo": {Action: "provared.data.read"},
 			"slow": {Action: "provared.data.read"},
 		},

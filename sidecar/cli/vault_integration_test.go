@@ -11,7 +11,7 @@ import (
 
 	"github.com/hashicorp/vault/api"
 
-	"github.com/seed-6e06167c/mcp-executor/internal/testenv"
+	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
 	"github.com/seed-6e06167c/mcp-executor/keys"
 	"github.com/seed-6e06167c/mcp-executor/keys/vault"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
@@ -65,7 +65,7 @@ func TestKeysAndCheckWithVault(t *testing.T) {
 	if e.Executor, err = keys.LoadKeySet(ctx, spec, e.Dir, keys.Options{Vault: vc}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := testenv.WriteSlip(e, testenv.Options{Tools: map[string]testenv.Tool{"echo": {Action: "provared.data.read"}}}, "executor"); err != nil {
+	if _, err := devsetup.WriteSlip(e, devsetup.Options{Tools: map[string]devsetup.Tool{"echo": {Action: "provared.data.read"}}}, "executor"); err != nil {
 		t.Fatal(err)
 	}
 

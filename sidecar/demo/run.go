@@ -11,7 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/seed-6e06167c/mcp-executor/internal/testenv"
+	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
 )
 
 // Disclaimer is printed by the demo and names why its records count for nothing.
@@ -22,13 +22,17 @@ const Disclaimer = "These records prove nothing about anyone: the slip was signe
 // development passkey that allows reading the catalogue and ordering supplies up to £50 in all (with a
 // countersignature required), and settings that start the built-in tool server as `exe demo-server`.
 // wipe_records has no rule, so it is unlisted.
-func Setup(dir, exe string) (*testenv.Env, error) {
-	env, err := testenv.Build(testenv.Options{
+func Setup(dir, exe string) (*devsetup.Env, error) {
+	env, err := devsetup.Build(devsetup.Options{
 		Dir:     dir,
 		Command: exe,
 		Args:    []string{"demo-server"},
 		Name:    "demo executor",
-		Tools: map[string]testenv.Tool{
+		// Invented names: the development passkey stands in for no one.
+		Person:    "Demo Person (invented)",
+		AgentName: "demo agent",
+		Purpose:   "demonstrating mcp-executor with development keys; proves nothing about anyone",
+		Tools: map[string]devsetup.Tool{
 			"read_catalogue": {Action: "provared.data.read"},
 			"order_supplies": {Action: "supplies.order", Amount: map[string]any{"unit": "GBP", "pointer": "/total"}},
 		},

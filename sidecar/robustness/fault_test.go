@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/seed-6e06167c/mcp-executor/copylog"
-	"github.com/seed-6e06167c/mcp-executor/internal/testenv"
+	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
 )
 
 // The five points in a call's path at which the faultinject build kills
@@ -60,7 +60,7 @@ func sentCalls(lines []copylog.Line) []string {
 // startAfterKill starts bin on a folder a killed executor left and runs the
 // handshake; when the executor does not start it says why, naming a torn
 // last line for what it is.
-func startAfterKill(t *testing.T, bin string, env *testenv.Env, extra ...string) *executor {
+func startAfterKill(t *testing.T, bin string, env *devsetup.Env, extra ...string) *executor {
 	t.Helper()
 	x := start(t, bin, env, extra...)
 	x.send(initializeLine)
@@ -88,7 +88,7 @@ func startAfterKill(t *testing.T, bin string, env *testenv.Env, extra ...string)
 // calls the killed one left), makes one more call, stops it and checks the
 // records: verify intact, compare 0, exactly one receipt for every call
 // the server received, and nothing left unfinished in the copy.
-func restartAndCheck(t *testing.T, env *testenv.Env, record string) []entry {
+func restartAndCheck(t *testing.T, env *devsetup.Env, record string) []entry {
 	t.Helper()
 	x := startAfterKill(t, executorBin, env)
 	x.send(callLine(`"after-restart"`, "echo", `{}`))

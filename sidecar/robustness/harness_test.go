@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed-6e06167c/mcp-executor/internal/testenv"
+	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
 )
 
 // Tools every working folder's settings name. The hostile server's tools
@@ -35,7 +35,7 @@ var readTools = []string{"echo", "slow", "silent", "exit", "huge", "twice", "flo
 // newEnv builds a working folder whose tool server is this test binary as
 // the server of the given kind; it returns the folder and the server's
 // record file. settings are extra members of the settings file.
-func newEnv(t *testing.T, kind string, settings map[string]any) (*testenv.Env, string) {
+func newEnv(t *testing.T, kind string, settings map[string]any) (*devsetup.Env, string) {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
@@ -43,14 +43,14 @@ func newEnv(t *testing.T, kind string, settings map[string]any) (*testenv.Env, s
 	}
 	dir := t.TempDir()
 	record := filepath.Join(dir, "server-record.jsonl")
-	tools := map[string]testenv.Tool{
+	tools := map[string]devsetup.Tool{
 		"order":     {Action: actionOrder, Amount: map[string]any{"unit": "GBP", "pointer": "/total"}},
 		"notinslip": {Action: actionDenied},
 	}
 	for _, n := range readTools {
-		tools[n] = testenv.Tool{Action: actionRead}
+		tools[n] = devsetup.Tool{Action: actionRead}
 	}
-	env, err := testenv.Build(testenv.Options{
+	env, err := devsetup.Build(devsetup.Options{
 		Dir:     dir,
 		Command: self,
 		Env: map[string]map[string]any{
@@ -141,7 +141,7 @@ type lineOrErr struct {
 
 // start runs bin (executorBin or faultBin) with `stdio --config` on env,
 // with extra environment variables (NAME=value).
-func start(t *testing.T, bin string, env *testenv.Env, extra ...string) *executor {
+func start(t *testing.T, bin string, env *devsetup.Env, extra ...string) *executor {
 	t.Helper()
 	x := &executor{t: t, stderr: &boundedBuffer{}, lines: make(chan lineOrErr, 64), done: make(chan struct{})}
 	x.cmd = exec.Command(bin, "stdio", "--config", env.SettingsPath)
@@ -494,13 +494,13 @@ func cli(t *testing.T, args ...string) (int, string) {
 }
 
 // verifyBook runs `mcp-executor verify BOOK --trust T`.
-func verifyBook(t *testing.T, env *testenv.Env) (int, string) {
+func verifyBook(t *testing.T, env *devsetup.Env) (int, string) {
 	t.Helper()
 	return cli(t, "verify", env.BookPath, "--trust", env.Thumbprint)
 }
 
 // compare runs `mcp-executor compare --config F`.
-func compare(t *testing.T, env *testenv.Env) (int, string) {
+func compare(t *testing.T, env *devsetup.Env) (int, string) {
 	t.Helper()
 	return cli(t, "compare", "--config", env.SettingsPath)
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/seed-6e06167c/mcp-executor/copylog"
-	"github.com/seed-6e06167c/mcp-executor/internal/testenv"
+	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 )
 
@@ -175,7 +175,7 @@ func serverRead(t *testing.T, record, text string) bool {
 }
 
 // readCopy reads the executor's copy under its key.
-func readCopy(t *testing.T, env *testenv.Env) []copylog.Line {
+func readCopy(t *testing.T, env *devsetup.Env) []copylog.Line {
 	t.Helper()
 	lines, err := copylog.ReadFile(env.CopyPath, env.CopyKey, "test executor")
 	if err != nil {
@@ -195,7 +195,7 @@ func copyKinds(lines []copylog.Line) map[copylog.Kind]int {
 // checkRecords is what every case ends with: `verify` says the book is
 // intact, `compare` exits 0, and every call the server received has exactly
 // one receipt (none has two). It returns the book's entries.
-func checkRecords(t *testing.T, env *testenv.Env, record string) []entry {
+func checkRecords(t *testing.T, env *devsetup.Env, record string) []entry {
 	t.Helper()
 	if code, out := compare(t, env); code != 0 {
 		t.Errorf("compare exit %d, want 0:\n%s", code, out)
@@ -204,7 +204,7 @@ func checkRecords(t *testing.T, env *testenv.Env, record string) []entry {
 }
 
 // checkBookAndReceipts is checkRecords without compare.
-func checkBookAndReceipts(t *testing.T, env *testenv.Env, record string) []entry {
+func checkBookAndReceipts(t *testing.T, env *devsetup.Env, record string) []entry {
 	t.Helper()
 	if code, out := verifyBook(t, env); code != 0 || !strings.Contains(out, "intact") || strings.Contains(out, "NOT intact") {
 		t.Errorf("verify exit %d, want 0 and intact:\n%s", code, out)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seed-6e06167c/mcp-executor/internal/testenv"
+	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
 	"github.com/seed-6e06167c/mcp-executor/keys"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 )
@@ -17,7 +17,7 @@ import (
 //
 //	copy: start, sent, receipt, sent, receipt, sent, receipt, denial, sent, receipt
 //	book: slip, stub, stub, stub, refusal, stub
-func goldenRun(t *testing.T) (*testenv.Env, string) {
+func goldenRun(t *testing.T) (*devsetup.Env, string) {
 	t.Helper()
 	env, record := newEnv(t, "hostile", nil)
 	x := start(t, executorBin, env)
@@ -39,7 +39,7 @@ func goldenRun(t *testing.T) (*testenv.Env, string) {
 
 // cloneEnv copies a working folder (its settings name their files relative
 // to it) so that each case tampers with its own.
-func cloneEnv(t *testing.T, env *testenv.Env) *testenv.Env {
+func cloneEnv(t *testing.T, env *devsetup.Env) *devsetup.Env {
 	t.Helper()
 	dir := t.TempDir()
 	err := filepath.WalkDir(env.Dir, func(path string, d os.DirEntry, err error) error {
@@ -97,45 +97,45 @@ func TestTamperedCopy(t *testing.T) {
 	golden, _ := goldenRun(t)
 	cases := []struct {
 		name   string
-		tamper func(t *testing.T, env *testenv.Env)
+		tamper func(t *testing.T, env *devsetup.Env)
 		says   []string // what compare's report says
 		starts bool     // the executor still starts (the change is not seen in the copy alone)
 		why    string   // what the executor says when it does not start; "" = the last of says
 	}{
-		{"a byte changed", func(t *testing.T, env *testenv.Env) {
+		{"a byte changed", func(t *testing.T, env *devsetup.Env) {
 			editLines(t, env.CopyPath, func(l [][]byte) [][]byte {
 				l[2] = bytes.Replace(l[2], []byte(`"call":"provared-`), []byte(`"call":"provaree-`), 1)
 				return l
 			})
 		}, []string{"line 3", "changed"}, false, ""},
-		{"a line removed", func(t *testing.T, env *testenv.Env) {
+		{"a line removed", func(t *testing.T, env *devsetup.Env) {
 			editLines(t, env.CopyPath, func(l [][]byte) [][]byte { return without(l, 3) })
 		}, []string{"line 4", "taken out"}, false, ""},
-		{"a line repeated", func(t *testing.T, env *testenv.Env) {
+		{"a line repeated", func(t *testing.T, env *devsetup.Env) {
 			editLines(t, env.CopyPath, func(l [][]byte) [][]byte {
 				return append(l[:4:4], append([][]byte{l[3]}, l[4:]...)...)
 			})
 		}, []string{"line 5", "put twice"}, false, ""},
-		{"a line moved", func(t *testing.T, env *testenv.Env) {
+		{"a line moved", func(t *testing.T, env *devsetup.Env) {
 			editLines(t, env.CopyPath, func(l [][]byte) [][]byte {
 				l[3], l[4] = l[4], l[3]
 				return l
 			})
 		}, []string{"line 4", "moved"}, false, ""},
-		{"the end cut in a line", func(t *testing.T, env *testenv.Env) {
+		{"the end cut in a line", func(t *testing.T, env *devsetup.Env) {
 			data, _ := os.ReadFile(env.CopyPath)
 			os.WriteFile(env.CopyPath, data[:len(data)-20], 0o600)
 		}, []string{"line 10", "cut"}, false, ""},
-		{"the last call cut off at whole lines", func(t *testing.T, env *testenv.Env) {
+		{"the last call cut off at whole lines", func(t *testing.T, env *devsetup.Env) {
 			editLines(t, env.CopyPath, func(l [][]byte) [][]byte { return l[:len(l)-2] })
 		}, []string{"unknown receipt", "book line 6"}, true, ""},
-		{"the last receipt line cut off", func(t *testing.T, env *testenv.Env) {
+		{"the last receipt line cut off", func(t *testing.T, env *devsetup.Env) {
 			editLines(t, env.CopyPath, func(l [][]byte) [][]byte { return l[:len(l)-1] })
 		}, []string{"sent without receipt", "book line 6"}, true, ""},
-		{"the wrong key", func(t *testing.T, env *testenv.Env) {
+		{"the wrong key", func(t *testing.T, env *devsetup.Env) {
 			os.WriteFile(env.CopyKeyPath, keys.NewCopyKey(), 0o600)
 		}, []string{"no line checks under the copy key"}, false, ""},
-		{"the key missing", func(t *testing.T, env *testenv.Env) {
+		{"the key missing", func(t *testing.T, env *devsetup.Env) {
 			os.Remove(env.CopyKeyPath)
 		}, []string{"the copy key must exist"}, false, "no copy key"},
 	}
@@ -214,26 +214,26 @@ func TestTamperedBook(t *testing.T) {
 	golden, _ := goldenRun(t)
 	cases := []struct {
 		name     string
-		tamper   func(t *testing.T, env *testenv.Env)
+		tamper   func(t *testing.T, env *devsetup.Env)
 		says     []string
 		verifyOK bool // the book alone still checks
 	}{
-		{"the last receipt removed", func(t *testing.T, env *testenv.Env) {
+		{"the last receipt removed", func(t *testing.T, env *devsetup.Env) {
 			editLines(t, env.BookPath, func(l [][]byte) [][]byte { return l[:5] })
 		}, []string{"missing: call"}, true},
-		{"a receipt in the middle removed", func(t *testing.T, env *testenv.Env) {
+		{"a receipt in the middle removed", func(t *testing.T, env *devsetup.Env) {
 			editLines(t, env.BookPath, func(l [][]byte) [][]byte { return without(l, 2) })
 		}, []string{"missing: call"}, false},
-		{"a receipt changed", func(t *testing.T, env *testenv.Env) {
+		{"a receipt changed", func(t *testing.T, env *devsetup.Env) {
 			editLines(t, env.BookPath, func(l [][]byte) [][]byte {
 				l[1] = changeStub(t, l[1])
 				return l
 			})
 		}, []string{"differs: call"}, false},
-		{"a denial removed", func(t *testing.T, env *testenv.Env) {
+		{"a denial removed", func(t *testing.T, env *devsetup.Env) {
 			editLines(t, env.BookPath, func(l [][]byte) [][]byte { return without(l, 4) })
 		}, []string{"denial missing: call"}, true},
-		{"a foreign receipt added", func(t *testing.T, env *testenv.Env) {
+		{"a foreign receipt added", func(t *testing.T, env *devsetup.Env) {
 			// Another executor with the same keys and book but a copy of its
 			// own writes a well-signed, countersigned receipt the copy
 			// compared does not know.

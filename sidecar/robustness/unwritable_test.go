@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/seed-6e06167c/mcp-executor/internal/testenv"
+	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
 )
 
 // immutable makes the file refuse every write, even through a descriptor
@@ -209,7 +209,7 @@ func fillUp(t *testing.T, dir string) string {
 }
 
 // setCopyPath points the settings' executor.copy at another file.
-func setCopyPath(t *testing.T, env *testenv.Env, copyPath string) {
+func setCopyPath(t *testing.T, env *devsetup.Env, copyPath string) {
 	t.Helper()
 	data, err := os.ReadFile(env.SettingsPath)
 	if err != nil {

@@ -1,4 +1,4 @@
-// Package testenv builds a complete working folder for the executor, for
+// Package devsetup builds a complete working folder for the executor, for
 // tests and the demo: the agent's and the executor's key sets, the copy key,
 // a slip signed by a development passkey (receipts/passkey.DevPasskey), the
 // passkey's thumbprint as the trusted issuer, and a settings file that
@@ -6,7 +6,7 @@
 //
 // Records made here prove nothing about any person: the passkey is a
 // software stand-in.
-package testenv
+package devsetup
 
 import (
 	"encoding/json"
@@ -58,6 +58,10 @@ type Options struct {
 	// ValidFrom and ValidUntil default to an hour ago and a day ahead.
 	ValidFrom, ValidUntil time.Time
 
+	// Person, AgentName and Purpose are the slip's issuer name, agent name and purpose; they default to
+	// "Test Person", "test agent" and "testing the executor".
+	Person, AgentName, Purpose string
+
 	// Settings are further members of the settings file (timeout,
 	// maxWaiting, unlisted, hideUnlisted, callIdInMeta, denialsPerHour,
 	// shutdownWait, contentRules, …), written as given.
@@ -86,10 +90,10 @@ type Env struct {
 // Build writes the working folder.
 func Build(o Options) (*Env, error) {
 	if o.Dir == "" || o.Command == "" {
-		return nil, fmt.Errorf("testenv: Dir and Command are required")
+		return nil, fmt.Errorf("development set-up: Dir and Command are required")
 	}
 	if err := os.MkdirAll(o.Dir, 0o700); err != nil {
-		return nil, fmt.Errorf("testenv: %w", err)
+		return nil, fmt.Errorf("development set-up: %w", err)
 	}
 	e := &Env{
 		Dir:          o.Dir,
@@ -102,7 +106,7 @@ func Build(o Options) (*Env, error) {
 		ExecutorKeys: filepath.Join(o.Dir, "keys", "executor.jwk"),
 	}
 	if err := os.MkdirAll(filepath.Join(o.Dir, "keys"), 0o700); err != nil {
-		return nil, fmt.Errorf("testenv: %w", err)
+		return nil, fmt.Errorf("development set-up: %w", err)
 	}
 	var err error
 	if e.Agent, err = writeKeySet(e.AgentKeys); err != nil {
@@ -113,13 +117,13 @@ func Build(o Options) (*Env, error) {
 	}
 	key := keys.NewCopyKey()
 	if err := os.WriteFile(e.CopyKeyPath, key, 0o600); err != nil {
-		return nil, fmt.Errorf("testenv: %w", err)
+		return nil, fmt.Errorf("development set-up: %w", err)
 	}
 	if e.CopyKey, err = keys.ParseCopyKey(key); err != nil {
-		return nil, fmt.Errorf("testenv: %w", err)
+		return nil, fmt.Errorf("development set-up: %w", err)
 	}
 	if e.Passkey, err = passkey.NewDevPasskey("https://sign.example.org", "example.org"); err != nil {
-		return nil, fmt.Errorf("testenv: %w", err)
+		return nil, fmt.Errorf("development set-up: %w", err)
 	}
 	e.Thumbprint = e.Passkey.Key().Thumbprint
 
@@ -174,7 +178,7 @@ func SlipFields(e *Env, o Options, service string) map[string]any {
 	for i, a := range actions {
 		acts[i] = a
 	}
-	agent := map[string]any{"keys": e.Agent.Keys().Value(), "name": "test agent"}
+	agent := map[string]any{"keys": e.Agent.Keys().Value(), "name": orDefault(o.AgentName, "test agent")}
 	if len(o.Software) > 0 {
 		sw := make([]any, len(o.Software))
 		for i, x := range o.Software {
@@ -183,7 +187,7 @@ func SlipFields(e *Env, o Options, service string) map[string]any {
 		agent["software"] = sw
 	}
 	return map[string]any{
-		"issuer":     e.Passkey.Issuer("Test Person"),
+		"issuer":     e.Passkey.Issuer(orDefault(o.Person, "Test Person")),
 		"agent":      agent,
 		"actions":    acts,
 		"limits":     limits,
@@ -191,7 +195,7 @@ func SlipFields(e *Env, o Options, service string) map[string]any {
 		"with":       []any{map[string]any{"id": service, "name": "the executor", "keys": e.Executor.Keys().Value()}},
 		"validFrom":  canon.FormatTime(from),
 		"validUntil": canon.FormatTime(until),
-		"purpose":    "testing the executor",
+		"purpose":    orDefault(o.Purpose, "testing the executor"),
 	}
 }
 
@@ -200,14 +204,14 @@ func SlipFields(e *Env, o Options, service string) map[string]any {
 func WriteSlip(e *Env, o Options, service string) (*slip.Slip, error) {
 	s, err := slip.WriteSlip(SlipFields(e, o, service), e.Passkey)
 	if err != nil {
-		return nil, fmt.Errorf("testenv: %w", err)
+		return nil, fmt.Errorf("development set-up: %w", err)
 	}
 	b, err := canon.Marshal(s.Record.Value())
 	if err != nil {
-		return nil, fmt.Errorf("testenv: %w", err)
+		return nil, fmt.Errorf("development set-up: %w", err)
 	}
 	if err := os.WriteFile(e.SlipPath, b, 0o644); err != nil {
-		return nil, fmt.Errorf("testenv: %w", err)
+		return nil, fmt.Errorf("development set-up: %w", err)
 	}
 	return s, nil
 }
@@ -215,11 +219,11 @@ func WriteSlip(e *Env, o Options, service string) (*slip.Slip, error) {
 func writeKeySet(path string) (jwk.Signer, error) {
 	seeds := keys.NewSeeds()
 	if err := os.WriteFile(path, seeds.Marshal(), 0o600); err != nil {
-		return nil, fmt.Errorf("testenv: %w", err)
+		return nil, fmt.Errorf("development set-up: %w", err)
 	}
 	s, err := jwk.NewLocalSigner(seeds.Ed25519, seeds.MLDSA87)
 	if err != nil {
-		return nil, fmt.Errorf("testenv: %w", err)
+		return nil, fmt.Errorf("development set-up: %w", err)
 	}
 	return s, nil
 }
@@ -257,10 +261,10 @@ func writeSettings(e *Env, o Options, name, service string) error {
 	}
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
-		return fmt.Errorf("testenv: settings: %w", err)
+		return fmt.Errorf("development set-up: settings: %w", err)
 	}
 	if err := os.WriteFile(e.SettingsPath, append(b, '\n'), 0o600); err != nil {
-		return fmt.Errorf("testenv: %w", err)
+		return fmt.Errorf("development set-up: %w", err)
 	}
 	return nil
 }
@@ -284,4 +288,11 @@ func canonical(m map[string]any) map[string]any {
 		}
 	}
 	return out
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
