@@ -99,15 +99,20 @@ func open(f *os.File, path string, key []byte, name string, created bool) (*Log,
 	}
 	if created {
 		// The mode given to open is narrowed by the umask only; make it
-		// exactly 0600, and make the new name durable.
+		// exactly 0600.
 		if err := f.Chmod(0o600); err != nil {
-			return nil, fmt.Errorf("opening copy %s: %w", path, err)
-		}
-		if err := syncDir(filepath.Dir(path)); err != nil {
 			return nil, fmt.Errorf("opening copy %s: %w", path, err)
 		}
 	} else if perm := fi.Mode().Perm(); perm&0o077 != 0 {
 		return nil, fmt.Errorf("opening copy %s: others may read or write it (mode %04o); make it 0600", path, perm)
+	}
+	if created || fi.Size() == 0 {
+		// Make the name durable before any line is written under it. An
+		// empty copy that was there may be one an Open made and stopped
+		// before syncing its folder.
+		if err := syncDir(filepath.Dir(path)); err != nil {
+			return nil, fmt.Errorf("opening copy %s: syncing its folder: %w", path, err)
+		}
 	}
 	data, err := io.ReadAll(f)
 	if err != nil {
@@ -133,7 +138,9 @@ func open(f *os.File, path string, key []byte, name string, created bool) (*Log,
 	return l, nil
 }
 
-func syncDir(dir string) error {
+// syncDir fsyncs a folder. Tests replace it to see which folders are
+// synced: a sync cannot be observed.
+var syncDir = func(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err

@@ -235,3 +235,42 @@ func TestOpenArguments(t *testing.T) {
 		t.Errorf("a refused Open made the file: %v", err)
 	}
 }
+
+// TestOpenSyncsTheFolderOfAnEmptyCopy checks that the copy's name is made
+// durable before any line is: also when the file is already there but empty,
+// as an Open stopped between creating it and syncing its folder leaves it.
+// A sync leaves no trace to look at, so syncDir is watched.
+func TestOpenSyncsTheFolderOfAnEmptyCopy(t *testing.T) {
+	real := syncDir
+	t.Cleanup(func() { syncDir = real })
+	for _, tc := range []struct {
+		name    string
+		prepare func(path string)
+	}{
+		{"created by Open", func(string) {}},
+		{"left empty by a stopped Open", func(path string) {
+			if err := os.WriteFile(path, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "copy.jsonl")
+			tc.prepare(path)
+			var synced []string
+			syncDir = func(d string) error {
+				synced = append(synced, d)
+				return real(d)
+			}
+			l, err := Open(path, testKey, testName)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			if len(synced) != 1 || synced[0] != dir {
+				t.Errorf("folders synced at Open: %v, want [%s]", synced, dir)
+			}
+		})
+	}
+}

@@ -79,13 +79,14 @@ func (s *fileSource) checkMode(perm fs.FileMode) error {
 // Create writes value and a newline to a new file of mode 0600 (making the
 // folder, mode 0700, when missing), never replacing a file that is there:
 // the content is written and synced under a temporary name, then linked into
-// place, so a reader never sees half a file.
+// place, so a reader never sees half a file; the folder (and the parent of
+// every folder made) is then synced, so the new name survives a crash.
 func (s *fileSource) Create(ctx context.Context, value []byte) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("creating %s: %w", s.Describe(), err)
 	}
 	dir := filepath.Dir(s.path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := makeFolders(dir); err != nil {
 		return fmt.Errorf("creating %s: %w", s.Describe(), err)
 	}
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(s.path)+".new-*")
@@ -116,14 +117,51 @@ func (s *fileSource) Create(ctx context.Context, value []byte) error {
 		}
 		return fmt.Errorf("creating %s: %w", s.Describe(), err)
 	}
-	if d, err := os.Open(dir); err == nil {
-		syncErr := d.Sync()
-		d.Close()
-		if syncErr != nil {
-			return fmt.Errorf("creating %s: syncing the folder: %w", s.Describe(), syncErr)
+	if err := syncDir(dir); err != nil {
+		return fmt.Errorf("creating %s: syncing the folder: %w", s.Describe(), err)
+	}
+	return nil
+}
+
+// makeFolders makes dir and any missing folder above it, mode 0700, and
+// syncs the parent of each folder it made, so that the new names survive a
+// crash along with the file written below them.
+func makeFolders(dir string) error {
+	var missing []string // deepest first
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil {
+			break
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		if err := syncDir(filepath.Dir(missing[i])); err != nil {
+			return fmt.Errorf("syncing the folder %s: %w", filepath.Dir(missing[i]), err)
 		}
 	}
 	return nil
+}
+
+// syncDir fsyncs a folder, so that a name made in it survives a crash. Tests
+// replace it to see which folders are synced: a sync cannot be observed.
+var syncDir = func(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
 
 func dropNewline(b []byte) []byte {

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -189,4 +190,34 @@ func FuzzParseSource(f *testing.F) {
 			t.Errorf("ParseSource(%q) gave both a source and an error", spec)
 		}
 	})
+}
+
+// TestFileSourceCreateSyncsFolders checks that Create makes durable every
+// name it adds: the file's in its folder and each folder it made in its
+// parent. A sync leaves no trace to look at, so syncDir is watched.
+func TestFileSourceCreateSyncsFolders(t *testing.T) {
+	dir := t.TempDir()
+	var synced []string
+	real := syncDir
+	syncDir = func(d string) error {
+		synced = append(synced, d)
+		return real(d)
+	}
+	t.Cleanup(func() { syncDir = real })
+
+	src, _ := ParseSource("sub/dir/value", dir, Options{})
+	if err := src.(Creator).Create(context.Background(), []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{filepath.Join(dir, "sub/dir"), filepath.Join(dir, "sub"), dir} {
+		if !slices.Contains(synced, want) {
+			t.Errorf("folder %s not synced after a name was made in it; synced: %v", want, synced)
+		}
+	}
+
+	syncDir = func(string) error { return errors.New("sync refused") }
+	src, _ = ParseSource("other", dir, Options{})
+	if err := src.(Creator).Create(context.Background(), []byte("v")); err == nil || !strings.Contains(err.Error(), "sync refused") {
+		t.Errorf("a failed folder sync: Create gave %v, want the failure reported", err)
+	}
 }

@@ -37,6 +37,9 @@ func TestMain(m *testing.M) {
 	case "raw":
 		runRawServer()
 		return
+	case "closeout", "orphan", "sleeper":
+		runEndingServer(os.Getenv(testServerEnv))
+		return
 	}
 	dir, err := os.MkdirTemp("", "mcp-executor-bin-")
 	if err != nil {

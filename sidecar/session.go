@@ -24,6 +24,8 @@ type toolServer interface {
 	Stop(ctx context.Context) error
 	// Wait waits for the process to exit and returns its exit code.
 	Wait() (int, error)
+	// Done is closed when the process has exited.
+	Done() <-chan struct{}
 }
 
 // maxForgotten is how many requests other than tool calls may wait for the
@@ -72,8 +74,9 @@ type Session struct {
 	serverGone bool
 	callsWG    sync.WaitGroup
 
-	admitQ chan *toolCall
-	ctx    context.Context
+	admitQ   chan *toolCall
+	lastSent chan struct{} // the sentDone of the last call admitted; only admit touches it
+	ctx      context.Context
 }
 
 // NewSession makes a session between a client (in, out) and a running tool
@@ -140,12 +143,13 @@ func (s *Session) Run(ctx context.Context) error {
 		}
 		<-serverDone
 	case <-serverDone:
-		code, err := s.srv.Wait()
-		if err != nil {
-			s.log.Error("the tool server could not be waited for", slog.String("error", err.Error()))
-		}
-		s.log.Info("the tool server exited", slog.Int("code", code))
-		result = &ExitError{Code: code}
+		// Its output ended: it may still run (it closed its output only);
+		// it is stopped either way, so that waiting for it ends.
+		result = s.serverEnded(ctx, serverDone)
+	case <-s.srv.Done():
+		// It exited, but its output may still be held open by a process it
+		// started: ending what is left of its group ends the output.
+		result = s.serverEnded(ctx, serverDone)
 	case <-ctx.Done():
 		if err := s.srv.Stop(context.WithoutCancel(ctx)); err != nil {
 			s.log.Warn("stopping the tool server", slog.String("error", err.Error()))
@@ -160,6 +164,22 @@ func (s *Session) Run(ctx context.Context) error {
 	<-admitDone
 	s.callsWG.Wait()
 	return result
+}
+
+// serverEnded stops what is left of the tool server (its process group),
+// waits for its output to end (every call still with it then ends), and
+// returns its exit.
+func (s *Session) serverEnded(ctx context.Context, serverDone <-chan struct{}) error {
+	if err := s.srv.Stop(context.WithoutCancel(ctx)); err != nil {
+		s.log.Warn("stopping the tool server", slog.String("error", err.Error()))
+	}
+	<-serverDone
+	code, err := s.srv.Wait()
+	if err != nil {
+		s.log.Error("the tool server could not be waited for", slog.String("error", err.Error()))
+	}
+	s.log.Info("the tool server exited", slog.Int("code", code))
+	return &ExitError{Code: code}
 }
 
 // readClient handles the client's lines until its input ends.

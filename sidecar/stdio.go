@@ -83,6 +83,7 @@ func (s *processServer) Input() io.Writer               { return s.p.Stdin }
 func (s *processServer) Output() io.Reader              { return s.p.Stdout }
 func (s *processServer) Stop(ctx context.Context) error { return s.p.Stop(ctx) }
 func (s *processServer) Wait() (int, error)             { return s.p.Wait() }
+func (s *processServer) Done() <-chan struct{}          { return s.p.Done() }
 
 // IsExit reports whether err says the tool server exited, and its code.
 func IsExit(err error) (int, bool) {

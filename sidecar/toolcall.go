@@ -104,6 +104,12 @@ type toolCall struct {
 	ctx  context.Context
 	span trace.Span
 
+	// The session's calls reach the server in the order of their places
+	// in the book: a call is sent once the call before it is sent (or
+	// ended unsent). Set by admit.
+	prevSent <-chan struct{} // nil for the session's first call
+	sentDone chan struct{}   // closed when send is through with this call
+
 	once  sync.Once
 	done  chan struct{}
 	out   outcome
@@ -297,14 +303,19 @@ func (s *Session) admit(tc *toolCall) {
 	// stub in this order, whatever becomes of it.
 	e.scribeQ <- tc
 	e.admitMu.Unlock()
+	// Only this goroutine (one per session) touches lastSent.
+	tc.prevSent, tc.sentDone = s.lastSent, make(chan struct{})
+	s.lastSent = tc.sentDone
 	go s.send(tc)
 }
 
 // send writes the call's sent line to the copy (durably) and then sends
-// the call to the server. Calls of a session are written and sent
-// concurrently, so that their copy lines share one fsync.
+// the call to the server. Calls of a session write their copy lines
+// concurrently, so that they share one fsync, and are then sent in the
+// order of their places in the book.
 func (s *Session) send(tc *toolCall) {
 	e := s.e
+	defer close(tc.sentDone)
 	s.mu.Lock()
 	withdrawn := tc.state == stateWithdrawn
 	tc.state = stateSent
@@ -325,6 +336,9 @@ func (s *Session) send(tc *toolCall) {
 		return
 	}
 	faultPoint("after-copy-sent")
+	if tc.prevSent != nil {
+		<-tc.prevSent
+	}
 	out := wire.SpliceID(tc.line, tc.msg.IDSpan, jsonString(tc.ourID))
 	if e.set.CallIDInMeta {
 		if m2, err := wire.Inspect(out); err == nil {

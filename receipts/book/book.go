@@ -2,7 +2,6 @@ package book
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -169,7 +168,7 @@ func (b *Book) read(r *reader) error {
 		last := err == io.EOF
 		if last {
 			// No line feed: a whole line only if it parses.
-			if !json.Valid(line) {
+			if !isJSON(line) {
 				return fmt.Errorf("book %s: line %d is torn (it has no line feed and does not parse as a whole entry); "+
 					"a write did not finish: keep a copy, then remove that last line to go on", b.path, n)
 			}

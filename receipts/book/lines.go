@@ -2,7 +2,6 @@ package book
 
 import (
 	"bytes"
-	"encoding/json"
 	"sort"
 	"strings"
 
@@ -51,7 +50,7 @@ func readLineValue(line []byte) (map[string]any, string, error) {
 	}
 	v, err := canon.Parse(line)
 	if err != nil {
-		if !json.Valid(line) {
+		if !isJSON(line) {
 			return nil, "", problem.New("not-json", "the line is not JSON")
 		}
 		return nil, "", problem.New("line-not-canonical", "the line is not canonical JSON: %s", messageOf(err))

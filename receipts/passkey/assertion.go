@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"io"
 	"slices"
 	"unicode/utf8"
@@ -63,7 +64,7 @@ func Check(issuer *jwk.Key, origin, rpID string, r *record.Record, without []str
 	sig := r.Signatures[0]
 	authData, err1 := canon.UnB64(sig.Header.AuthenticatorData)
 	clientData, err2 := canon.UnB64(sig.Header.ClientDataJSON)
-	if err1 != nil || err2 != nil {
+	if err1 != nil || err2 != nil || !sig.Header.IsText() {
 		return "", problem.New("passkey-bad-data", "the passkey values stored with the record are not base64url")
 	}
 	signature, err := canon.UnB64(sig.Signature)
@@ -75,27 +76,89 @@ func Check(issuer *jwk.Key, origin, rpID string, r *record.Record, without []str
 }
 
 // ParseClientData reads a passkey's client data JSON as an ordinary JSON
-// object (it is not canonical). Anything else is "passkey-bad-data".
+// object (it is not canonical), as JSON.parse reads it: any nesting depth,
+// any number, the last of repeated member names. Anything else is
+// "passkey-bad-data". Members holding text, true/false, null or a number
+// (kept as json.Number: none is checked) are returned as they are; a
+// member holding an object or a list is returned as a NestedValue, since
+// no check reads inside one.
 func ParseClientData(b []byte) (map[string]any, error) {
 	if !utf8.Valid(b) {
 		return nil, problem.New("passkey-bad-data", "the passkey's client data is not utf-8 text")
 	}
-	// Numbers are kept as text: JSON.parse reads any number, even one beyond
-	// what a float64 holds, and none of them is checked here.
+	notJSON := problem.New("passkey-bad-data", "the passkey's client data is not json")
+	// Token reads one token at a time with no limit on nesting (Decode
+	// stops at 10,000 levels, where JSON.parse does not).
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, problem.New("passkey-bad-data", "the passkey's client data is not json")
+	first, err := dec.Token()
+	if err != nil {
+		return nil, notJSON
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, problem.New("passkey-bad-data", "the passkey's client data is not json")
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
+	if first != json.Delim('{') {
+		if d, ok := first.(json.Delim); ok {
+			if err := skipNested(dec, d); err != nil {
+				return nil, notJSON
+			}
+		}
+		if _, err := dec.Token(); err != io.EOF {
+			return nil, notJSON
+		}
 		return nil, problem.New("passkey-bad-data", "the passkey's client data is not an object")
 	}
+	m := map[string]any{}
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return nil, notJSON
+		}
+		name, ok := k.(string)
+		if !ok {
+			return nil, notJSON
+		}
+		v, err := dec.Token()
+		if err != nil {
+			return nil, notJSON
+		}
+		if d, ok := v.(json.Delim); ok {
+			if err := skipNested(dec, d); err != nil {
+				return nil, notJSON
+			}
+			v = NestedValue{}
+		}
+		m[name] = v
+	}
+	if end, err := dec.Token(); err != nil || end != json.Delim('}') {
+		return nil, notJSON
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, notJSON
+	}
 	return m, nil
+}
+
+// NestedValue stands for an object or a list inside client data.
+type NestedValue struct{}
+
+// skipNested reads to the end of the object or list whose opening
+// delimiter open has just been read.
+func skipNested(dec *json.Decoder, open json.Delim) error {
+	if open != '{' && open != '[' {
+		return errors.New("a closing delimiter where a value belongs")
+	}
+	for depth := 1; depth > 0; {
+		t, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch t {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+	}
+	return nil
 }
 
 // CheckAssertion runs the steps of Web Authentication Level 3, section 7.2,

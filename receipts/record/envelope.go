@@ -36,6 +36,22 @@ type PasskeyHeader struct {
 	stored map[string]any // the header object exactly as read, when read by Parse
 }
 
+// IsText reports whether both values were text as stored. A header built
+// in code (not read by Parse) holds text by construction. A value that is
+// not text fails the passkey check's first step (passkey-bad-data), as the
+// reference's base64url decoding of a non-text value does.
+func (h *PasskeyHeader) IsText() bool {
+	if h == nil {
+		return false
+	}
+	if h.stored == nil {
+		return true
+	}
+	_, ok1 := h.stored["authenticatorData"].(string)
+	_, ok2 := h.stored["clientDataJSON"].(string)
+	return ok1 && ok2
+}
+
 // Signature is one entry of "signatures".
 type Signature struct {
 	Protected string         // b64u as stored

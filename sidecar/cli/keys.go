@@ -84,8 +84,14 @@ func runKeys(ctx context.Context, env Env, args []string) int {
 // no path it says how to get them. The manifests hold secret values: they never go to a stream.
 func writeManifests(w io.Writer, path string, rep *sidecar.KeysReport) error {
 	ms := rep.Manifests()
+	// Each missing key is named in words of its own: the error's text tells how to apply a manifest of
+	// that key alone, but the file written below holds one manifest per Secret, applied once.
 	for _, m := range ms {
-		fmt.Fprintf(w, "%s/%s key %s: %v\n", m.Namespace, m.Name, m.Key, m)
+		why := "the Secret has no such key"
+		if !m.SecretExists {
+			why = "the Secret does not exist"
+		}
+		fmt.Fprintf(w, "%s/%s key %s: missing (%s); the executor does not write Secrets\n", m.Namespace, m.Name, m.Key, why)
 	}
 	if path == "" {
 		return errors.New("a key kept in a Kubernetes Secret is missing and the executor does not write Secrets: run keys again with --manifests FILE to have the manifest holding the new key written to FILE (mode 0600), apply it, delete FILE and run keys again")

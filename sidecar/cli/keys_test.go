@@ -9,8 +9,10 @@ import (
 
 	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
 	"github.com/seed-6e06167c/mcp-executor/keys"
+	"github.com/seed-6e06167c/mcp-executor/keys/kube"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
+	"github.com/seed-6e06167c/mcp-executor/sidecar"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/contentrules"
 )
 
@@ -243,4 +245,37 @@ func keysOf(m map[string]any) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// TestKeysManifestsNameOneApplyCommand checks what keys says about Secrets to apply: the one
+// command that applies the file it wrote, never a second, different one (the merged manifest is
+// applied once), and never the value the manifest holds. The report is built here because a
+// Kubernetes Secret source needs an API server (the integration test runs keys against one).
+func TestKeysManifestsNameOneApplyCommand(t *testing.T) {
+	value := "0123456789abcdef0123456789abcdef0123456"
+	m := func(key string, exists bool) *keys.ManifestNeeded {
+		return &keys.ManifestNeeded{Namespace: "agents", Name: "mcp-executor-keys", Key: key, SecretExists: exists,
+			Manifest: kube.SecretManifest("agents", "mcp-executor-keys", key, []byte(value+key))}
+	}
+	rep := &sidecar.KeysReport{
+		Agent:   sidecar.KeyMade{What: "agent keys", Err: m("agent", true)},
+		CopyKey: sidecar.KeyMade{What: "copy key", Err: m("copy", true)},
+	}
+	path := filepath.Join(t.TempDir(), "secrets.yaml")
+	var out strings.Builder
+	if err := writeManifests(&out, path, rep); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	if n := strings.Count(text, "kubectl apply"); n != 1 || !strings.Contains(text, "kubectl apply --server-side -f "+path) {
+		t.Errorf("want exactly one apply command, for %s; got %d in:\n%s", path, n, text)
+	}
+	for _, key := range []string{"agent", "copy"} {
+		if !strings.Contains(text, "mcp-executor-keys key "+key) {
+			t.Errorf("the missing key %s is not named:\n%s", key, text)
+		}
+	}
+	if strings.Contains(text, value) {
+		t.Error("a value the manifest holds appears in the output")
+	}
 }
