@@ -399,7 +399,7 @@ func (p *parser) agent(n *node) error {
 		}
 		a.IssuerKeys = keys
 	} else {
-		p.warn(o.place("issuerKeys"), "not given: a slip signed by any passkey is accepted")
+		p.warn(o.place("issuerKeys"), "not given: the executor trusts no passkey, so it will not start; name the thumbprint of the passkey that signs the slip")
 	}
 	return nil
 }
