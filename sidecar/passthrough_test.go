@@ -195,3 +195,27 @@ func TestCallIDInMetaOff(t *testing.T) {
 		t.Errorf("details %v", d)
 	}
 }
+
+// A call whose _meta cannot take the call id (it is not an object) is sent
+// as the client wrote it, and the executor says so in its log.
+func TestCallIDInMetaNotSettable(t *testing.T) {
+	h := startWith(t, "raw", baseOptions())
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{},"_meta":5}}`)
+	h.recv()
+	h.stop()
+	calls := 0
+	for _, m := range serverLines(t, h.record) {
+		if m["method"] == "tools/call" {
+			calls++
+			if meta := m["params"].(map[string]any)["_meta"]; meta != float64(5) {
+				t.Errorf("the server saw _meta %v", meta)
+			}
+		}
+	}
+	if calls != 1 {
+		t.Fatalf("the server read %d calls", calls)
+	}
+	if !strings.Contains(h.stderr.String(), "the call id could not be put in the call's _meta") {
+		t.Errorf("no warning in the log:\n%s", h.stderr.String())
+	}
+}

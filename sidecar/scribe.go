@@ -36,8 +36,10 @@ func (e *Executor) commit(tc *toolCall) {
 	switch out.kind {
 	case outNotSent:
 		tc.hold.Release()
-		s.replyError(tc.clientID, wire.CodeNotTaken, "not taken: the executor could not record the call", nil)
-		s.release(tc)
+		e.later(func() {
+			s.replyError(tc.clientID, wire.CodeNotTaken, "not taken: the executor could not record the call", nil)
+			s.release(tc)
+		})
 		return
 	case outWithdrawn:
 		tc.hold.Release()
@@ -49,8 +51,11 @@ func (e *Executor) commit(tc *toolCall) {
 	doc := out.document()
 	ctx := tc.ctx
 	if e.bookBroken.Load() {
-		e.notWritten(tc, doc, "an earlier receipt could not be written")
-		s.release(tc)
+		tc.hold.Release()
+		e.later(func() {
+			e.notWritten(tc, doc, "an earlier receipt could not be written")
+			s.release(tc)
+		})
 		return
 	}
 	pos, err := tc.hold.Position(ctx)
@@ -63,16 +68,27 @@ func (e *Executor) commit(tc *toolCall) {
 	if err != nil {
 		e.bookBroken.Store(true)
 		e.stop("the receipt could not be made: " + err.Error())
-		e.notWritten(tc, doc, err.Error())
-		s.release(tc)
+		tc.hold.Release()
+		why := err.Error()
+		e.later(func() {
+			e.notWritten(tc, doc, why)
+			s.release(tc)
+		})
 		return
 	}
 	// The next stub's Position waits until this one is in the book's queue
 	// (or its reservation was released), so the chain stays in order.
+	e.later(func() { e.finishCommit(tc, line, doc) })
+}
+
+// later runs f (the rest of a call's end: what is written to its client)
+// in a goroutine of its own, so that a client that does not read holds up
+// no other call's stub. The scribe waits for it before it ends.
+func (e *Executor) later(f func()) {
 	e.commits.Add(1)
 	go func() {
 		defer e.commits.Done()
-		e.finishCommit(tc, line, doc)
+		f()
 	}()
 }
 

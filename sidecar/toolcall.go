@@ -341,10 +341,18 @@ func (s *Session) send(tc *toolCall) {
 	}
 	out := wire.SpliceID(tc.line, tc.msg.IDSpan, jsonString(tc.ourID))
 	if e.set.CallIDInMeta {
-		if m2, err := wire.Inspect(out); err == nil {
-			if withMeta, err := wire.SetMeta(out, m2.ParamsSpan, wire.MetaCallID, tc.ourID); err == nil {
-				out = withMeta
-			}
+		m2, err := wire.Inspect(out)
+		var withMeta []byte
+		if err == nil {
+			withMeta, err = wire.SetMeta(out, m2.ParamsSpan, wire.MetaCallID, tc.ourID)
+		}
+		if err != nil {
+			// The server gets the call as the client wrote it; the stub
+			// still names the call id.
+			s.log.Warn("the call id could not be put in the call's _meta; it is sent without it",
+				slog.String("call", tc.ourID), slog.String("error", err.Error()))
+		} else {
+			out = withMeta
 		}
 	}
 	s.mu.Lock()
