@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
+	"github.com/seed-6e06167c/mcp-executor/internal/syncbuf"
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
 	"github.com/seed-6e06167c/mcp-executor/sidecar"
 )
@@ -28,7 +29,7 @@ type harness struct {
 	in     io.WriteCloser
 	out    *bufio.Reader
 	done   chan int // the executor's exit code
-	stderr *lockedBuffer
+	stderr *syncbuf.Buffer
 }
 
 // serverOpts fills the command of a test server of the given kind.
@@ -65,7 +66,7 @@ func startWith(t testing.TB, kind string, o devsetup.Options) *harness {
 // launch starts the executor on a built working folder.
 func launch(t testing.TB, env *devsetup.Env) *harness {
 	t.Helper()
-	h := &harness{t: t, env: env, done: make(chan int, 1), stderr: &lockedBuffer{}}
+	h := &harness{t: t, env: env, done: make(chan int, 1), stderr: &syncbuf.Buffer{}}
 	if executorBin != "" {
 		cmd := exec.Command(executorBin, "stdio", "--config", env.SettingsPath)
 		cmd.Stderr = h.stderr

@@ -1,35 +1,17 @@
 package sidecar_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/seed-6e06167c/mcp-executor/copylog"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 )
 
-// lockedBuffer collects the executor's stderr from several goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// syncbuf.Buffer collects the executor's stderr from several goroutines.
 
 // bookEntry is one book line: its kind and the decoded content of its
 // main record.

@@ -12,11 +12,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
+	"github.com/seed-6e06167c/mcp-executor/internal/syncbuf"
 	"github.com/seed-6e06167c/mcp-executor/sidecar"
 )
 
 // serveInProcess runs one more session of e over pipes.
-func serveInProcess(t *testing.T, e *sidecar.Executor, env *devsetup.Env, stderr *lockedBuffer) *harness {
+func serveInProcess(t *testing.T, e *sidecar.Executor, env *devsetup.Env, stderr *syncbuf.Buffer) *harness {
 	t.Helper()
 	h := &harness{t: t, env: env, done: make(chan int, 1), stderr: stderr}
 	inR, inW := io.Pipe()
@@ -40,7 +41,7 @@ func TestStalledClientHoldsUpNoOtherSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stderr := &lockedBuffer{}
+	stderr := &syncbuf.Buffer{}
 	e, err := sidecar.Open(context.Background(), sidecar.OpenOptions{ConfigPath: env.SettingsPath, Logger: slog.New(slog.NewJSONHandler(stderr, nil))})
 	if err != nil {
 		t.Fatal(err)

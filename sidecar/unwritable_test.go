@@ -12,6 +12,7 @@ import (
 
 	"github.com/seed-6e06167c/mcp-executor/copylog"
 	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
+	"github.com/seed-6e06167c/mcp-executor/internal/syncbuf"
 	"github.com/seed-6e06167c/mcp-executor/sidecar"
 )
 
@@ -19,7 +20,7 @@ import (
 // its files) and serves one session over pipes.
 func inProcess(t *testing.T, env *devsetup.Env) (*sidecar.Executor, *harness) {
 	t.Helper()
-	h := &harness{t: t, env: env, done: make(chan int, 1), stderr: &lockedBuffer{}}
+	h := &harness{t: t, env: env, done: make(chan int, 1), stderr: &syncbuf.Buffer{}}
 	log := slog.New(slog.NewJSONHandler(h.stderr, nil))
 	e, err := sidecar.Open(context.Background(), sidecar.OpenOptions{ConfigPath: env.SettingsPath, Logger: log})
 	if err != nil {

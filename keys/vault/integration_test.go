@@ -3,19 +3,18 @@
 package vault
 
 import (
-	"bytes"
 	"crypto/ed25519"
 	"errors"
 	"io/fs"
 	"log/slog"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/vault/api"
 	"github.com/seed-6e06167c/mcp-executor/internal/itest"
+	"github.com/seed-6e06167c/mcp-executor/internal/syncbuf"
 )
 
 // The tests below run against a real Vault dev server (and, for
@@ -151,7 +150,7 @@ func TestTransitSign(t *testing.T) {
 func TestRevokedTokenRecovered(t *testing.T) {
 	e := newVaultEnv(t)
 	rid, sid := itest.AppRole(t, e.root, "approle", itest.Name("executor-"), e.policy, 0, 0, e.dir)
-	logs := &lockedBuffer{}
+	logs := &syncbuf.Buffer{}
 	c := e.client(t, Auth{AppRole: &AppRoleAuth{RoleIDFile: rid, SecretIDFile: sid}}, slog.New(slog.NewJSONHandler(logs, nil)))
 	ctx := itest.Ctx(t)
 	path := e.prefix + "/agent"
@@ -264,23 +263,6 @@ func TestKubernetesAuth(t *testing.T) {
 	if strings.Contains(err.Error(), executorJWT[:20]) {
 		t.Errorf("the error holds the token")
 	}
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func readFile(t *testing.T, p string) string {

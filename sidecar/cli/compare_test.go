@@ -14,6 +14,7 @@ import (
 
 	"github.com/seed-6e06167c/mcp-executor/copylog"
 	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
+	"github.com/seed-6e06167c/mcp-executor/internal/syncbuf"
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 )
@@ -184,7 +185,7 @@ func TestCompareAfterARealRun(t *testing.T) {
 	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "compare-test", Version: "1"}, nil)
 	cmd := exec.Command(exe, "stdio", "--config", e.SettingsPath)
-	var stderr lockedBuf
+	var stderr syncbuf.Buffer
 	cmd.Stderr = &stderr
 	s, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {

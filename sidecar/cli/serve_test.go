@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
+	"github.com/seed-6e06167c/mcp-executor/internal/syncbuf"
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
 )
 
@@ -44,7 +45,7 @@ func TestServeTwoBridgesAndDrain(t *testing.T) {
 	sock := filepath.Join(dir, "executor.sock")
 	serveCmd := exec.Command(exe, "serve", "--config", env.SettingsPath, "--listen", "unix:"+sock, "--drain", "20s",
 		"--health", "127.0.0.1:0")
-	serveLog := &lockedBuf{}
+	serveLog := &syncbuf.Buffer{}
 	serveCmd.Stderr = serveLog
 	if err := serveCmd.Start(); err != nil {
 		t.Fatal(err)
@@ -209,23 +210,6 @@ func runTestToolServer() {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "slept"}}}, nil, nil
 	})
 	_ = s.Run(context.Background(), &mcp.StdioTransport{})
-}
-
-type lockedBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func waitFor(t *testing.T, cond func() bool, what string, log fmt.Stringer) {

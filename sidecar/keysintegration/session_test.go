@@ -3,7 +3,6 @@
 package keysintegration_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,31 +12,14 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/seed-6e06167c/mcp-executor/internal/syncbuf"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 )
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // session runs `mcp-executor stdio` with the go-sdk client: the tool server
 // reports its environment (it holds the credential, the passEnv variables
@@ -51,7 +33,7 @@ func (s *setup) session(t *testing.T, credential string) {
 
 	cmd := exec.Command(executorBin, "stdio", "--config", s.settings)
 	cmd.Env, cmd.Dir = s.execEnv, s.dir
-	stderr := &lockedBuffer{}
+	stderr := &syncbuf.Buffer{}
 	cmd.Stderr = stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -69,7 +51,7 @@ func (s *setup) session(t *testing.T, credential string) {
 	outW.Close()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	stdout := &lockedBuffer{}
+	stdout := &syncbuf.Buffer{}
 	defer func() {
 		s.record("stdout of stdio (the MCP stream)", stdout.String())
 		s.record("stderr of stdio", stderr.String())

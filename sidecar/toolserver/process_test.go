@@ -13,10 +13,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/seed-6e06167c/mcp-executor/internal/syncbuf"
 )
 
 // The tests start this test binary again as the tool server: childEnv names
@@ -209,28 +210,9 @@ func TestPipesAndExitCode(t *testing.T) {
 	}
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-	n  int // writes
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.n++
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 func TestStderrPrefixedAndBounded(t *testing.T) {
 	t.Parallel()
-	var buf lockedBuffer
+	var buf syncbuf.Buffer
 	s := spec(t, "stderr")
 	s.Stderr = &buf
 	p := start(t, s)
@@ -247,8 +229,8 @@ func TestStderrPrefixedAndBounded(t *testing.T) {
 	if lines[2] != want {
 		t.Fatalf("flood line of %d bytes, want %d", len(lines[2]), len(want))
 	}
-	if buf.n != 4 {
-		t.Fatalf("%d writes for 4 lines: each line must be one write", buf.n)
+	if buf.Writes() != 4 {
+		t.Fatalf("%d writes for 4 lines: each line must be one write", buf.Writes())
 	}
 }
 
