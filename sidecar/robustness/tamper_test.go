@@ -143,16 +143,7 @@ func TestTamperedCopy(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			env := cloneEnv(t, golden)
 			c.tamper(t, env)
-			code, out := compare(t, env)
-			t.Logf("compare says:\n%s", out)
-			if code != 1 {
-				t.Errorf("compare exit %d, want 1:\n%s", code, out)
-			}
-			for _, s := range c.says {
-				if !strings.Contains(out, s) {
-					t.Errorf("compare does not say %q:\n%s", s, out)
-				}
-			}
+			compareFails(t, env, c.says)
 			if vc, vout := verifyBook(t, env); vc != 0 {
 				t.Errorf("verify exit %d: the book was not touched:\n%s", vc, vout)
 			}
@@ -251,16 +242,7 @@ func TestTamperedBook(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			env := cloneEnv(t, golden)
 			c.tamper(t, env)
-			code, out := compare(t, env)
-			t.Logf("compare says:\n%s", out)
-			if code != 1 {
-				t.Errorf("compare exit %d, want 1:\n%s", code, out)
-			}
-			for _, s := range c.says {
-				if !strings.Contains(out, s) {
-					t.Errorf("compare does not say %q:\n%s", s, out)
-				}
-			}
+			compareFails(t, env, c.says)
 			vc, vout := verifyBook(t, env)
 			if c.verifyOK && vc != 0 {
 				t.Errorf("verify exit %d, want 0 (the book alone checks):\n%s", vc, vout)
@@ -269,5 +251,20 @@ func TestTamperedBook(t *testing.T) {
 				t.Errorf("verify exit %d, want 1 and NOT intact:\n%s", vc, vout)
 			}
 		})
+	}
+}
+
+// compareFails runs `compare` on env and checks that it exits 1 and names each of says.
+func compareFails(t *testing.T, env *devsetup.Env, says []string) {
+	t.Helper()
+	code, out := compare(t, env)
+	t.Logf("compare says:\n%s", out)
+	if code != 1 {
+		t.Errorf("compare exit %d, want 1:\n%s", code, out)
+	}
+	for _, s := range says {
+		if !strings.Contains(out, s) {
+			t.Errorf("compare does not say %q:\n%s", s, out)
+		}
 	}
 }
