@@ -2,6 +2,7 @@ package copylog
 
 import (
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
+	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
 )
 
 // Book entry kinds a BookView holds.
@@ -13,12 +14,6 @@ const (
 // DefaultService is the executor's id in a slip's with when the settings
 // name none.
 const DefaultService = "executor"
-
-// Detail labels compare reads from a stub.
-const (
-	LabelCall  = "executor.call"
-	LabelRules = "executor.rules"
-)
 
 // BookView is what Compare needs of a book, filled by the caller from a
 // checked book. It holds fingerprints and labels only.
@@ -110,13 +105,13 @@ func Compare(lines []Line, book BookView) Report {
 			if e.With != service {
 				continue
 			}
-			call, known := byCallFP[e.Details[LabelCall]]
+			call, known := byCallFP[e.Details[receipt.LabelCall]]
 			if !known {
-				r.UnknownReceipts = append(r.UnknownReceipts, BookRef{Line: e.Line, Stub: e.Fingerprint, CallFingerprint: e.Details[LabelCall]})
+				r.UnknownReceipts = append(r.UnknownReceipts, BookRef{Line: e.Line, Stub: e.Fingerprint, CallFingerprint: e.Details[receipt.LabelCall]})
 				continue
 			}
 			stubsOf[call] = append(stubsOf[call], e)
-			if e.SlipStatesRules && e.Details[LabelRules] == "" {
+			if e.SlipStatesRules && e.Details[receipt.LabelRules] == "" {
 				r.WithoutRules = append(r.WithoutRules, RulesMissing{Kind: EntryStub, Call: call, Fingerprint: e.Fingerprint, BookLine: e.Line})
 			}
 		}

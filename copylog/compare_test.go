@@ -8,14 +8,16 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
 )
 
 // stub is a book stub of the executor for call, with the given
 // fingerprint; rules adds an executor.rules detail.
 func stub(line int, call, fingerprint string, rules bool) BookEntry {
-	d := map[string]string{"provared.arguments": fp("{}"), LabelCall: fp(call)}
+	d := map[string]string{"provared.arguments": fp("{}"), receipt.LabelCall: fp(call)}
 	if rules {
-		d[LabelRules] = fp("rules")
+		d[receipt.LabelRules] = fp("rules")
 	}
 	return BookEntry{Line: line, Kind: EntryStub, Fingerprint: fingerprint, With: DefaultService, Details: d, Slip: fp("slip")}
 }
@@ -131,8 +133,8 @@ func TestCompare(t *testing.T) {
 				stub(2, "c1", s1, false),
 				stub(3, "never-sent", s9, false),
 				BookEntry{Line: 4, Kind: EntryStub, Fingerprint: fp("no call"), With: DefaultService, Details: map[string]string{}},
-				BookEntry{Line: 5, Kind: EntryStub, Fingerprint: fp("other service"), With: "bank", Details: map[string]string{LabelCall: fp("x")}},
-				BookEntry{Line: 6, Kind: EntryStub, Fingerprint: fp("no with"), Details: map[string]string{LabelCall: fp("y")}},
+				BookEntry{Line: 5, Kind: EntryStub, Fingerprint: fp("other service"), With: "bank", Details: map[string]string{receipt.LabelCall: fp("x")}},
+				BookEntry{Line: 6, Kind: EntryStub, Fingerprint: fp("no with"), Details: map[string]string{receipt.LabelCall: fp("y")}},
 			),
 			want:    findings{Matches: []string{"c1"}, UnknownReceipts: []int{3, 4}},
 			summary: "compare: FAIL 1 call, 1 match, 2 unknown receipts; copy ok; book intact",

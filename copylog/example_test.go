@@ -8,6 +8,7 @@ import (
 
 	"github.com/seed-6e06167c/mcp-executor/copylog"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
+	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 )
 
 // A call is sent and the executor stops before its receipt is written; the
@@ -30,7 +31,7 @@ func Example() {
 		copylog.Line{Kind: copylog.KindStart},
 		copylog.Line{Kind: copylog.KindSent, Call: call, Tool: "read_file", Action: "provared.data.read",
 			Slip: canon.Fingerprint([]byte("slip")), RequestID: call,
-			Details: []copylog.Detail{{Name: "executor.call", SHA256: canon.Fingerprint([]byte(call))}}},
+			Details: []record.Detail{{Name: "executor.call", SHA256: canon.Fingerprint([]byte(call))}}},
 	)
 	if err != nil {
 		fmt.Println(err)

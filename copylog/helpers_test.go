@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
+	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
+	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 )
 
 // testKey is the copy key of the tests: 32 bytes of 0x01.
@@ -24,18 +26,18 @@ var at = time.Date(2026, 11, 29, 20, 0, 0, 0, time.UTC)
 func sentLine(call string) Line {
 	return Line{
 		Kind: KindSent, When: at, Call: call, Tool: "order_supplies", Action: "supplies.order",
-		Amount: &Amount{Unit: "GBP", Value: 120}, Slip: fp("slip"), RequestID: "provared-1-" + call,
-		Details: []Detail{
+		Amount: &record.Amount{Unit: "GBP", Value: 120}, Slip: fp("slip"), RequestID: "provared-1-" + call,
+		Details: []record.Detail{
 			{Name: "provared.arguments", SHA256: fp("{}")},
 			{Name: "provared.tool-name", SHA256: fp("order_supplies")},
-			{Name: LabelCall, SHA256: fp(call)},
+			{Name: receipt.LabelCall, SHA256: fp(call)},
 			{Name: "provared.request-id", SHA256: fp("provared-1-" + call)},
 		},
 	}
 }
 
 func receiptLine(call, stub string) Line {
-	return Line{Kind: KindReceipt, When: at, Call: call, Stub: stub, Outcome: &Detail{Name: OutcomeToolResult, SHA256: fp("result " + call)}}
+	return Line{Kind: KindReceipt, When: at, Call: call, Stub: stub, Outcome: &record.Detail{Name: receipt.LabelToolResult, SHA256: fp("result " + call)}}
 }
 
 func lateReceiptLine(call, stub string) Line {
@@ -43,7 +45,7 @@ func lateReceiptLine(call, stub string) Line {
 }
 
 func notWrittenLine(call string) Line {
-	return Line{Kind: KindNotWritten, When: at, Call: call, Outcome: &Detail{Name: OutcomeError, SHA256: fp("error " + call)}, Reason: "the book was changed by someone else"}
+	return Line{Kind: KindNotWritten, When: at, Call: call, Outcome: &record.Detail{Name: receipt.LabelError, SHA256: fp("error " + call)}, Reason: "the book was changed by someone else"}
 }
 
 func denialLine(call, refusal, rules string) Line {

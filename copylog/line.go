@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
+	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
+	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 )
 
 // Kind names what a line of the copy records.
@@ -26,25 +28,6 @@ const (
 // non-empty Unwritten is why the book could not take the denial.
 const UnwrittenCap = "cap"
 
-// Outcome document names a receipt line may carry.
-const (
-	OutcomeToolResult = "provared.tool-result"
-	OutcomeError      = "provared.error"
-)
-
-// Detail is one document named by its label and fingerprint, as in a stub's
-// details.
-type Detail struct {
-	Name   string `json:"name"`
-	SHA256 string `json:"sha256"`
-}
-
-// Amount is a call's amount in the slip's unit.
-type Amount struct {
-	Unit  string `json:"unit"`
-	Value int64  `json:"value"`
-}
-
 // Line is one record of the copy. Which fields a line carries depends on its
 // Kind (see the package documentation); the others stay zero. Seq, Name and
 // Tag are set by [Log.Append] and by reading; When, if zero, is set by
@@ -58,12 +41,12 @@ type Line struct {
 	Call      string
 	Tool      string
 	Action    string
-	Amount    *Amount
+	Amount    *record.Amount
 	Slip      string
 	RequestID string
-	Details   []Detail
+	Details   []record.Detail
 	Stub      string
-	Outcome   *Detail
+	Outcome   *record.Detail
 	Reason    string
 	Codes     []string
 	Refusal   string
@@ -123,25 +106,21 @@ func (ln *Line) body() (map[string]any, error) {
 			b["action"] = ln.Action
 		case "amount":
 			if ln.Amount != nil {
-				b["amount"] = map[string]any{"unit": ln.Amount.Unit, "value": ln.Amount.Value}
+				b["amount"] = ln.Amount.Canonical()
 			}
 		case "slip":
 			b["slip"] = ln.Slip
 		case "requestId":
 			b["requestId"] = ln.RequestID
 		case "details":
-			list := make([]any, len(ln.Details))
-			for i, d := range ln.Details {
-				list[i] = map[string]any{"name": d.Name, "sha256": d.SHA256}
-			}
-			b["details"] = list
+			b["details"] = record.DetailsValue(ln.Details)
 		case "stub":
 			b["stub"] = ln.Stub
 		case "outcome":
 			if ln.Outcome == nil {
 				return nil, errors.New("a " + string(ln.Kind) + " line needs an outcome")
 			}
-			b["outcome"] = map[string]any{"name": ln.Outcome.Name, "sha256": ln.Outcome.SHA256}
+			b["outcome"] = ln.Outcome.Value()
 		case "reason":
 			b["reason"] = ln.Reason
 		case "codes":
@@ -204,8 +183,8 @@ func checkFields(ln *Line) error {
 		case "stub":
 			err = fingerprint("stub", ln.Stub)
 		case "outcome":
-			if ln.Outcome.Name != OutcomeToolResult && ln.Outcome.Name != OutcomeError {
-				err = fmt.Errorf("outcome name %q is neither %s nor %s", ln.Outcome.Name, OutcomeToolResult, OutcomeError)
+			if ln.Outcome.Name != receipt.LabelToolResult && ln.Outcome.Name != receipt.LabelError {
+				err = fmt.Errorf("outcome name %q is neither %s nor %s", ln.Outcome.Name, receipt.LabelToolResult, receipt.LabelError)
 			} else {
 				err = fingerprint("outcome", ln.Outcome.SHA256)
 			}
@@ -327,7 +306,7 @@ func decodeLine(obj map[string]any) (Line, error) {
 		case "amount":
 			ln.Amount, err = decodeAmount(obj[m.name])
 		case "outcome":
-			var d Detail
+			var d record.Detail
 			d, err = decodeDetail(obj[m.name], "outcome")
 			ln.Outcome = &d
 		case "details":
@@ -361,7 +340,7 @@ func num(obj map[string]any, key string) (int64, error) {
 	return n, nil
 }
 
-func decodeAmount(v any) (*Amount, error) {
+func decodeAmount(v any) (*record.Amount, error) {
 	obj, ok := v.(map[string]any)
 	if !ok || len(obj) != 2 {
 		return nil, errors.New("amount must be {unit, value}")
@@ -371,28 +350,28 @@ func decodeAmount(v any) (*Amount, error) {
 	if !ok1 || !ok2 {
 		return nil, errors.New("amount must be {unit (text), value (whole number)}")
 	}
-	return &Amount{Unit: unit, Value: value}, nil
+	return &record.Amount{Unit: unit, Value: value}, nil
 }
 
-func decodeDetail(v any, what string) (Detail, error) {
+func decodeDetail(v any, what string) (record.Detail, error) {
 	obj, ok := v.(map[string]any)
 	if !ok || len(obj) != 2 {
-		return Detail{}, fmt.Errorf("%s must be {name, sha256}", what)
+		return record.Detail{}, fmt.Errorf("%s must be {name, sha256}", what)
 	}
 	name, ok1 := obj["name"].(string)
 	sum, ok2 := obj["sha256"].(string)
 	if !ok1 || !ok2 {
-		return Detail{}, fmt.Errorf("%s must be {name, sha256} of text", what)
+		return record.Detail{}, fmt.Errorf("%s must be {name, sha256} of text", what)
 	}
-	return Detail{Name: name, SHA256: sum}, nil
+	return record.Detail{Name: name, SHA256: sum}, nil
 }
 
-func decodeDetails(v any) ([]Detail, error) {
+func decodeDetails(v any) ([]record.Detail, error) {
 	list, ok := v.([]any)
 	if !ok {
 		return nil, errors.New("details must be a list")
 	}
-	out := make([]Detail, len(list))
+	out := make([]record.Detail, len(list))
 	for i, e := range list {
 		d, err := decodeDetail(e, "a detail")
 		if err != nil {

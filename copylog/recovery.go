@@ -1,5 +1,7 @@
 package copylog
 
+import "github.com/seed-6e06167c/mcp-executor/receipts/record"
+
 // Unfinished is a call the copy shows as sent with no receipt written for it:
 // the executor stopped while the call was with the server, or the book could
 // not be written. The next start writes its receipt from this.
@@ -8,7 +10,7 @@ type Unfinished struct {
 	// Outcome is the outcome the executor knew when the book could not be
 	// written (from the last not-written line), or nil where the executor
 	// stopped before the outcome was known.
-	Outcome *Detail
+	Outcome *record.Detail
 	// Reason is why the book could not be written, from that line ("" when
 	// Outcome is nil).
 	Reason string

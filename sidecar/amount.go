@@ -1,15 +1,10 @@
 package sidecar
 
 import (
+	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
 )
-
-// amount is a call's amount in the slip's unit.
-type amount struct {
-	Unit  string
-	Value int64
-}
 
 // Codes given to a call whose amount cannot be read (red.prova/codes and
 // red.prova/refused).
@@ -29,12 +24,12 @@ func (e *amountError) Error() string { return e.why }
 // only where the rule points into them; there any two member names that
 // differ only in capitals refuse the call, since a server may read the other
 // one. (An exact repeat is refused for the whole line by wire.Inspect.)
-func readAmount(rule *settings.Amount, args []byte) (*amount, error) {
+func readAmount(rule *settings.Amount, args []byte) (*record.Amount, error) {
 	if rule == nil {
 		return nil, nil
 	}
 	if rule.Kind == settings.AmountFixed {
-		return &amount{Unit: rule.Unit, Value: rule.Value}, nil
+		return &record.Amount{Unit: rule.Unit, Value: rule.Value}, nil
 	}
 	if args == nil {
 		args = []byte("{}")
@@ -52,13 +47,13 @@ func readAmount(rule *settings.Amount, args []byte) (*amount, error) {
 		if err != nil {
 			return nil, &amountError{CodeAmountUnreadable, "the value at " + quote(rule.Pointer) + " is not a whole number from 0 to 9007199254740991"}
 		}
-		return &amount{Unit: rule.Unit, Value: n}, nil
+		return &record.Amount{Unit: rule.Unit, Value: n}, nil
 	case settings.AmountCount:
 		n, err := wire.ListLength(v)
 		if err != nil {
 			return nil, &amountError{CodeAmountUnreadable, "the value at " + quote(rule.Pointer) + " is not a list"}
 		}
-		return &amount{Unit: rule.Unit, Value: int64(n)}, nil
+		return &record.Amount{Unit: rule.Unit, Value: int64(n)}, nil
 	}
 	return nil, &amountError{CodeAmountUnreadable, "the rule names no way to read the amount"}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/keys"
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
+	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
 	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 	"github.com/seed-6e06167c/mcp-executor/receipts/slip"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
@@ -232,8 +233,8 @@ func rulesInRecords(service string, entries []bookRecord, lines []copylog.Line) 
 			for _, sw := range e.software {
 				stated[sw.SHA256] = true
 			}
-		case e.kind == "stub" && e.with == service && e.details[LabelRules] != "":
-			use(e.details[LabelRules]).Receipts++
+		case e.kind == "stub" && e.with == service && e.details[receipt.LabelRules] != "":
+			use(e.details[receipt.LabelRules]).Receipts++
 		}
 	}
 	for _, ln := range lines {

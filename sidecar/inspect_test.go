@@ -17,6 +17,7 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/keys/kube"
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
+	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
 	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 	"github.com/seed-6e06167c/mcp-executor/receipts/slip"
 )
@@ -41,9 +42,9 @@ func inspectBook(t testing.TB, rules string, calls ...string) (*devsetup.Env, []
 	prev := ""
 	for i, call := range calls {
 		when := canon.FormatTime(time.Now().UTC())
-		details := []any{map[string]any{"name": LabelCall, "sha256": canon.Fingerprint([]byte(call))}}
+		details := []any{map[string]any{"name": receipt.LabelCall, "sha256": canon.Fingerprint([]byte(call))}}
 		if rules != "" {
-			details = append(details, map[string]any{"name": LabelRules, "sha256": rules})
+			details = append(details, map[string]any{"name": receipt.LabelRules, "sha256": rules})
 		}
 		c := map[string]any{"type": "provared.stub.v0", "id": canon.NewID(), "slip": e.Slip.Fingerprint, "seq": int64(i),
 			"action": "provared.data.read", "with": "executor", "when": when, "details": details}
@@ -92,7 +93,7 @@ func TestInspectBookEntries(t *testing.T) {
 			t.Errorf("entry %d: line %d kind %q, want %d %q", i, g.line, g.kind, want.line, want.kind)
 		}
 		if want.kind == "stub" {
-			if g.with != "executor" || g.slip != e.Slip.Fingerprint || g.details[LabelCall] != canon.Fingerprint([]byte(want.call)) || g.details[LabelRules] != rules {
+			if g.with != "executor" || g.slip != e.Slip.Fingerprint || g.details[receipt.LabelCall] != canon.Fingerprint([]byte(want.call)) || g.details[receipt.LabelRules] != rules {
 				t.Errorf("entry %d: %+v", i, g)
 			}
 		}
@@ -135,9 +136,9 @@ func TestInspectRulesInRecords(t *testing.T) {
 	stated, other := canon.Fingerprint([]byte("stated")), canon.Fingerprint([]byte("other"))
 	entries := []bookRecord{
 		{kind: "slip", software: []slip.Software{{Name: RulesSoftwareName("x"), SHA256: stated}}},
-		{kind: "stub", with: "executor", details: map[string]string{LabelRules: stated}},
-		{kind: "stub", with: "executor", details: map[string]string{LabelRules: stated}},
-		{kind: "stub", with: "someone else", details: map[string]string{LabelRules: other}},
+		{kind: "stub", with: "executor", details: map[string]string{receipt.LabelRules: stated}},
+		{kind: "stub", with: "executor", details: map[string]string{receipt.LabelRules: stated}},
+		{kind: "stub", with: "someone else", details: map[string]string{receipt.LabelRules: other}},
 		{kind: "stub", with: "executor", details: map[string]string{}},
 	}
 	lines := []copylog.Line{

@@ -13,6 +13,8 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/copylog"
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
+	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
+	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 )
 
 // recover writes the receipt of every call the copy shows as sent with no
@@ -43,28 +45,20 @@ func (e *Executor) recover(ctx context.Context) error {
 			}
 			continue
 		}
-		doc := textDetail(LabelError, TextStoppedWhileSent)
+		doc := record.TextDetail(receipt.LabelError, receipt.TextStoppedWhileSent)
 		if u.Outcome != nil {
-			doc = detail{Name: u.Outcome.Name, SHA256: u.Outcome.SHA256}
+			doc = *u.Outcome
 		}
-		details := make([]detail, 0, len(u.Sent.Details)+2)
-		for _, d := range u.Sent.Details {
-			details = append(details, detail{Name: d.Name, SHA256: d.SHA256})
-		}
-		details = append(details, doc, textDetail(LabelWrittenLate, TextWrittenLate))
+		details := append(append(make([]record.Detail, 0, len(u.Sent.Details)+2), u.Sent.Details...), doc, receipt.WrittenLate())
 		when := u.Sent.When.UTC().Truncate(time.Second)
-		p := book.Proposal{Slip: e.slipFP, Action: u.Sent.Action, With: e.set.Service, Details: bookDetails(details), When: when}
-		var amt *amount
-		if u.Sent.Amount != nil {
-			amt = &amount{Unit: u.Sent.Amount.Unit, Value: u.Sent.Amount.Value}
-			p.Amount = &book.Amount{Unit: amt.Unit, Value: amt.Value}
-		}
+		amt := u.Sent.Amount
+		p := book.Proposal{Slip: e.slipFP, Action: u.Sent.Action, Amount: amt, With: e.set.Service, Details: details, When: when}
 		h, d := e.ledger.Reserve(p)
 		if !d.Allowed {
 			return fmt.Errorf("the receipt of call %s, sent %s, cannot be written: the check before acting refuses it (%v)",
 				u.Sent.Call, canon.FormatTime(when), decisionCodes(d))
 		}
-		stubFP, err := e.writeStub(ctx, h, stubFields{Slip: e.slipFP, Action: u.Sent.Action, Amount: amt, With: e.set.Service,
+		stubFP, err := e.writeStub(ctx, h, receipt.StubFields{Slip: e.slipFP, Action: u.Sent.Action, Amount: amt, With: e.set.Service,
 			Details: details, When: when}, time.Now().UTC())
 		if err != nil {
 			h.Release()
@@ -124,7 +118,7 @@ func stubsByCallIn(r io.Reader) (map[string]string, error) {
 			continue
 		}
 		for _, d := range stub.Details {
-			if d.Name == LabelCall {
+			if d.Name == receipt.LabelCall {
 				out[d.SHA256] = canon.Fingerprint(content)
 			}
 		}

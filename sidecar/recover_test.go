@@ -8,13 +8,14 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/copylog"
 	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
-	"github.com/seed-6e06167c/mcp-executor/sidecar"
+	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
+	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 )
 
 // writeUnfinished puts a sent line with no receipt into the copy, as a stop
 // while the call was with the server leaves it; with outcome, also the
 // not-written line a book that could not be written leaves.
-func writeUnfinished(t *testing.T, env *devsetup.Env, slipFP, call string, sentAt time.Time, outcome *copylog.Detail) {
+func writeUnfinished(t *testing.T, env *devsetup.Env, slipFP, call string, sentAt time.Time, outcome *record.Detail) {
 	t.Helper()
 	log, err := copylog.Open(env.CopyPath, env.CopyKey, "test executor")
 	if err != nil {
@@ -22,12 +23,12 @@ func writeUnfinished(t *testing.T, env *devsetup.Env, slipFP, call string, sentA
 	}
 	defer log.Close()
 	sent := copylog.Line{Kind: copylog.KindSent, When: sentAt, Call: call, Tool: "order", Action: "supplies.order",
-		Amount: &copylog.Amount{Unit: "GBP", Value: 12}, Slip: slipFP, RequestID: call,
-		Details: []copylog.Detail{
-			{Name: sidecar.LabelArguments, SHA256: fp(`{"total":12}`)},
-			{Name: sidecar.LabelToolName, SHA256: fp("order")},
-			{Name: sidecar.LabelCall, SHA256: fp(call)},
-			{Name: sidecar.LabelRequestID, SHA256: fp(call)},
+		Amount: &record.Amount{Unit: "GBP", Value: 12}, Slip: slipFP, RequestID: call,
+		Details: []record.Detail{
+			{Name: receipt.LabelArguments, SHA256: fp(`{"total":12}`)},
+			{Name: receipt.LabelToolName, SHA256: fp("order")},
+			{Name: receipt.LabelCall, SHA256: fp(call)},
+			{Name: receipt.LabelRequestID, SHA256: fp(call)},
 		}}
 	if err := log.Append(sent); err != nil {
 		t.Fatal(err)
@@ -47,11 +48,11 @@ func TestRecoveryWritesLateReceipts(t *testing.T) {
 	resultFP := fp(`{"content":[]}`)
 	for _, tc := range []struct {
 		name    string
-		outcome *copylog.Detail
+		outcome *record.Detail
 		want    [2]string
 	}{
-		{"stopped while with the server", nil, [2]string{sidecar.LabelError, fp(sidecar.TextStoppedWhileSent)}},
-		{"book could not be written", &copylog.Detail{Name: sidecar.LabelToolResult, SHA256: resultFP}, [2]string{sidecar.LabelToolResult, resultFP}},
+		{"stopped while with the server", nil, [2]string{receipt.LabelError, fp(receipt.TextStoppedWhileSent)}},
+		{"book could not be written", &record.Detail{Name: receipt.LabelToolResult, SHA256: resultFP}, [2]string{receipt.LabelToolResult, resultFP}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o, record := serverOpts(t, "sdk", baseOptions())
@@ -81,7 +82,7 @@ func TestRecoveryWritesLateReceipts(t *testing.T) {
 			if d[tc.want[0]] != tc.want[1] {
 				t.Errorf("outcome %v, want %v", d, tc.want)
 			}
-			if d[sidecar.LabelWrittenLate] != fp(sidecar.TextWrittenLate) || d[sidecar.LabelCall] != fp(call) {
+			if d[receipt.LabelWrittenLate] != fp(receipt.TextWrittenLate) || d[receipt.LabelCall] != fp(call) {
 				t.Errorf("details %v", d)
 			}
 			if s.Content["when"] != canon.FormatTime(sentAt) {

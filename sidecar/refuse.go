@@ -10,13 +10,15 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/copylog"
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
+	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
+	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
 )
 
 // refusal is why the executor does not send a call.
 type refusal struct {
 	action  string
-	amount  *amount
+	amount  *record.Amount
 	reason  string   // the denial's reason: not-in-slip, over-limit, …, other
 	refused string   // red.prova/refused: the reason, or the executor's own code
 	codes   []string // red.prova/codes
@@ -38,7 +40,8 @@ func (s *Session) refuse(tc *toolCall, r refusal) {
 	capped := false
 	unwritten := "" // why no denial is in the book
 	if e.denials.allow(now) {
-		line, err := signDenial(tc.ctx, denialFields{Slip: e.slipFP, Action: r.action, Amount: r.amount, Reason: r.reason, By: e.set.Name, When: now}, e.exec)
+		f := receipt.DenialFields{Slip: e.slipFP, Action: r.action, Amount: r.amount, Reason: r.reason, By: e.set.Name, When: now}
+		line, err := f.Sign(tc.ctx, e.exec)
 		if err == nil {
 			err = e.book.Append(line)
 		}

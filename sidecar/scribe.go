@@ -10,6 +10,8 @@ import (
 
 	"github.com/seed-6e06167c/mcp-executor/copylog"
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
+	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
+	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
 )
 
@@ -61,9 +63,9 @@ func (e *Executor) commit(tc *toolCall) {
 	pos, err := tc.hold.Position(ctx)
 	var line book.Line
 	if err == nil {
-		f := stubFields{Slip: e.slipFP, Seq: pos.Seq, Previous: pos.Previous, Action: tc.action, Amount: tc.amount,
-			With: e.set.Service, Details: append(append([]detail(nil), tc.details...), doc), When: tc.when}
-		line, err = signStub(ctx, f, e.agent, e.exec, time.Now().UTC())
+		f := receipt.StubFields{Slip: e.slipFP, Seq: pos.Seq, Previous: pos.Previous, Action: tc.action, Amount: tc.amount,
+			With: e.set.Service, Details: append(append([]record.Detail(nil), tc.details...), doc), When: tc.when}
+		line, err = f.Sign(ctx, e.agent, e.exec, time.Now().UTC())
 	}
 	if err != nil {
 		e.bookBroken.Store(true)
@@ -94,7 +96,7 @@ func (e *Executor) later(f func()) {
 
 // finishCommit appends the stub line, writes the copy's receipt line and
 // answers the client.
-func (e *Executor) finishCommit(tc *toolCall, line book.Line, doc detail) {
+func (e *Executor) finishCommit(tc *toolCall, line book.Line, doc record.Detail) {
 	s := tc.s
 	defer s.release(tc)
 	out := tc.out
@@ -108,7 +110,7 @@ func (e *Executor) finishCommit(tc *toolCall, line book.Line, doc detail) {
 	faultPoint("after-stub")
 	stubFP := line.Stub.Fingerprint
 	if err := e.copy.Append(copylog.Line{Kind: copylog.KindReceipt, Call: tc.ourID, Stub: stubFP,
-		Outcome: &copylog.Detail{Name: doc.Name, SHA256: doc.SHA256}}); err != nil {
+		Outcome: &doc}); err != nil {
 		e.stop("the copy could not be written: " + err.Error())
 	}
 	tc.span.SetAttributes(attribute.String(AttrStub, stubFP))
@@ -128,13 +130,13 @@ func (e *Executor) finishCommit(tc *toolCall, line book.Line, doc detail) {
 
 // writeStub takes the reservation's place in the chain, signs and
 // countersigns the stub and appends it to the book, durably.
-func (e *Executor) writeStub(ctx context.Context, h *book.Reservation, f stubFields, countersignedAt time.Time) (string, error) {
+func (e *Executor) writeStub(ctx context.Context, h *book.Reservation, f receipt.StubFields, countersignedAt time.Time) (string, error) {
 	pos, err := h.Position(ctx)
 	if err != nil {
 		return "", err
 	}
 	f.Seq, f.Previous = pos.Seq, pos.Previous
-	line, err := signStub(ctx, f, e.agent, e.exec, countersignedAt)
+	line, err := f.Sign(ctx, e.agent, e.exec, countersignedAt)
 	if err != nil {
 		return "", err
 	}
@@ -150,11 +152,11 @@ const AttrStub = "mcp_executor.stub"
 // notWritten records in the copy what the executor knew of a call whose
 // receipt could not be written (the next start writes it from this line)
 // and tells the client.
-func (e *Executor) notWritten(tc *toolCall, doc detail, why string) {
+func (e *Executor) notWritten(tc *toolCall, doc record.Detail, why string) {
 	s := tc.s
 	tc.hold.Release()
 	if err := e.copy.Append(copylog.Line{Kind: copylog.KindNotWritten, Call: tc.ourID,
-		Outcome: &copylog.Detail{Name: doc.Name, SHA256: doc.SHA256}, Reason: why}); err != nil {
+		Outcome: &doc, Reason: why}); err != nil {
 		e.stop("the copy could not be written: " + err.Error())
 	}
 	tc.span.SetStatus(codes.Error, "receipt not written")

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
 )
 
@@ -382,9 +383,9 @@ func (s *Session) unreadableFromServer(line []byte, err error) {
 		return
 	}
 	id, span := we.ID, we.IDSpan
-	text := TextAnswerUnreadable
+	text := receipt.TextAnswerUnreadable
 	if we.Fault == wire.FaultBigNumber {
-		text = TextResultNotCanonical
+		text = receipt.TextResultNotCanonical
 	}
 	if we.Fault == wire.FaultNotUTF8 {
 		// Find the id in the same bytes with each byte that is not UTF-8

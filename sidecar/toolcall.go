@@ -13,6 +13,8 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/copylog"
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
+	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
+	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
 )
@@ -55,25 +57,25 @@ func (o outcome) noAnswerText() string {
 	}
 }
 
-// document returns the stub's outcome detail.
-func (o outcome) document() detail {
+// document returns the stub's outcome record.Detail.
+func (o outcome) document() record.Detail {
 	switch o.kind {
 	case outResult:
 		fp, err := canon.JCSFingerprint(o.msg.Result)
 		if err != nil {
-			return textDetail(LabelError, TextResultNotCanonical)
+			return record.TextDetail(receipt.LabelError, receipt.TextResultNotCanonical)
 		}
-		return detail{Name: LabelToolResult, SHA256: fp}
+		return record.Detail{Name: receipt.LabelToolResult, SHA256: fp}
 	case outError:
 		fp, err := canon.JCSFingerprint(o.msg.Error)
 		if err != nil {
-			return textDetail(LabelError, TextResultNotCanonical)
+			return record.TextDetail(receipt.LabelError, receipt.TextResultNotCanonical)
 		}
-		return detail{Name: LabelError, SHA256: fp}
+		return record.Detail{Name: receipt.LabelError, SHA256: fp}
 	case outUnreadable:
-		return textDetail(LabelError, o.text)
+		return record.TextDetail(receipt.LabelError, o.text)
 	}
-	return textDetail(LabelError, o.noAnswerText())
+	return record.TextDetail(receipt.LabelError, o.noAnswerText())
 }
 
 // call states.
@@ -96,8 +98,8 @@ type toolCall struct {
 	// Set by admit before the call is sent.
 	tool    string
 	action  string
-	amount  *amount
-	details []detail
+	amount  *record.Amount
+	details []record.Detail
 	when    time.Time
 	hold    *book.Reservation
 
@@ -265,17 +267,17 @@ func (s *Session) admit(tc *toolCall) {
 			codes: []string{CodeArgumentsUnreadable}, why: "the arguments cannot be written in the one form of RFC 8785"})
 		return
 	}
-	tc.details = []detail{
-		{Name: LabelArguments, SHA256: argFP},
-		textDetail(LabelToolName, name),
-		textDetail(LabelCall, tc.ourID),
-		textDetail(LabelRequestID, tc.ourID),
+	tc.details = []record.Detail{
+		{Name: receipt.LabelArguments, SHA256: argFP},
+		record.TextDetail(receipt.LabelToolName, name),
+		record.TextDetail(receipt.LabelCall, tc.ourID),
+		record.TextDetail(receipt.LabelRequestID, tc.ourID),
 	}
 	if tid := traceID(meta); tid != "" {
-		tc.details = append(tc.details, textDetail(LabelTraceID, tid))
+		tc.details = append(tc.details, record.TextDetail(receipt.LabelTraceID, tid))
 	}
 	if e.rulesFP != "" {
-		tc.details = append(tc.details, detail{Name: LabelRules, SHA256: e.rulesFP})
+		tc.details = append(tc.details, record.Detail{Name: receipt.LabelRules, SHA256: e.rulesFP})
 	}
 
 	// The check before acting, the copy and the send order: one call at a
@@ -288,10 +290,7 @@ func (s *Session) admit(tc *toolCall) {
 		return
 	}
 	tc.when = e.stubTime()
-	p := book.Proposal{Slip: e.slipFP, Action: tc.action, With: e.set.Service, Details: bookDetails(tc.details), When: tc.when}
-	if amt != nil {
-		p.Amount = &book.Amount{Unit: amt.Unit, Value: amt.Value}
-	}
+	p := book.Proposal{Slip: e.slipFP, Action: tc.action, Amount: amt, With: e.set.Service, Details: tc.details, When: tc.when}
 	h, d := e.ledger.Reserve(p)
 	if !d.Allowed {
 		e.admitMu.Unlock()
@@ -325,10 +324,7 @@ func (s *Session) send(tc *toolCall) {
 		return
 	}
 	sent := copylog.Line{Kind: copylog.KindSent, When: tc.when, Call: tc.ourID, Tool: tc.tool, Action: tc.action,
-		Slip: e.slipFP, RequestID: tc.ourID, Details: copyDetails(tc.details)}
-	if tc.amount != nil {
-		sent.Amount = &copylog.Amount{Unit: tc.amount.Unit, Value: tc.amount.Value}
-	}
+		Amount: tc.amount, Slip: e.slipFP, RequestID: tc.ourID, Details: tc.details}
 	faultPoint("before-copy-sent")
 	if err := e.copy.Append(sent); err != nil {
 		e.stop("the copy could not be written: " + err.Error())
@@ -416,22 +412,6 @@ func callParams(m *wire.Message) (name string, args []byte, traceparent string, 
 		traceparent, _ = unquoteID(tp)
 	}
 	return name, args, traceparent, true
-}
-
-func bookDetails(ds []detail) []book.Detail {
-	out := make([]book.Detail, len(ds))
-	for i, d := range ds {
-		out[i] = book.Detail{Name: d.Name, SHA256: d.SHA256}
-	}
-	return out
-}
-
-func copyDetails(ds []detail) []copylog.Detail {
-	out := make([]copylog.Detail, len(ds))
-	for i, d := range ds {
-		out[i] = copylog.Detail{Name: d.Name, SHA256: d.SHA256}
-	}
-	return out
 }
 
 // appendCopy writes a line to the copy; a failure stops the executor.

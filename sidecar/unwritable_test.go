@@ -13,6 +13,7 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/copylog"
 	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
 	"github.com/seed-6e06167c/mcp-executor/internal/syncbuf"
+	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
 	"github.com/seed-6e06167c/mcp-executor/sidecar"
 )
 
@@ -82,7 +83,7 @@ func TestBookUnwritable(t *testing.T) {
 	}
 	lines := readCopy(t, env.CopyPath, env.CopyKey, "test executor")
 	u := copylog.UnfinishedCalls(lines)
-	if len(u) != 1 || u[0].Outcome == nil || u[0].Outcome.Name != sidecar.LabelToolResult {
+	if len(u) != 1 || u[0].Outcome == nil || u[0].Outcome.Name != receipt.LabelToolResult {
 		t.Fatalf("unfinished %+v", u)
 	}
 
@@ -95,7 +96,7 @@ func TestBookUnwritable(t *testing.T) {
 		t.Fatalf("%d stubs", len(stubs))
 	}
 	d := detailsOf(stubs[1].Content)
-	if d[sidecar.LabelToolResult] != u[0].Outcome.SHA256 || d[sidecar.LabelWrittenLate] == "" {
+	if d[receipt.LabelToolResult] != u[0].Outcome.SHA256 || d[receipt.LabelWrittenLate] == "" {
 		t.Errorf("late stub details %v", d)
 	}
 }

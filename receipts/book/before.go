@@ -9,26 +9,14 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 )
 
-// Amount is an amount in a unit, as a stub states it.
-type Amount struct {
-	Unit  string
-	Value int64
-}
-
-// Detail names one document by its fingerprint.
-type Detail struct {
-	Name   string
-	SHA256 string
-}
-
 // Proposal is an action the agent is about to take (format description,
 // section 20).
 type Proposal struct {
-	Slip    string  // the slip's fingerprint
-	Action  string  // the action name
-	Amount  *Amount // nil: none
-	With    string  // the service's id as the slip names it; "" for none
-	Details []Detail
+	Slip    string         // the slip's fingerprint
+	Action  string         // the action name
+	Amount  *record.Amount // nil: none
+	With    string         // the service's id as the slip names it; "" for none
+	Details []record.Detail
 	// When the action is taken; the zero time means now. Times are whole
 	// seconds: anything finer is dropped, as the stub will state it.
 	When time.Time
@@ -90,17 +78,13 @@ func (p Proposal) content() map[string]any {
 	}
 	c := map[string]any{"action": p.Action, "when": canon.FormatTime(when)}
 	if p.Amount != nil {
-		c["amount"] = map[string]any{"unit": p.Amount.Unit, "value": p.Amount.Value}
+		c["amount"] = p.Amount.Canonical()
 	}
 	if p.With != "" {
 		c["with"] = p.With
 	}
 	if p.Details != nil {
-		list := make([]any, len(p.Details))
-		for i, d := range p.Details {
-			list[i] = map[string]any{"name": d.Name, "sha256": d.SHA256}
-		}
-		c["details"] = list
+		c["details"] = record.DetailsValue(p.Details)
 	}
 	return c
 }
@@ -313,13 +297,13 @@ func ProposalFromValue(v map[string]any) Proposal {
 	p.Action, _ = v["action"].(string)
 	p.With, _ = v["with"].(string)
 	if a, ok := v["amount"].(map[string]any); ok {
-		p.Amount = &Amount{Unit: str(a, "unit"), Value: whole(a, "value")}
+		p.Amount = &record.Amount{Unit: str(a, "unit"), Value: whole(a, "value")}
 	}
 	if d, ok := v["details"].([]any); ok {
-		p.Details = []Detail{}
+		p.Details = []record.Detail{}
 		for _, x := range d {
 			m, _ := x.(map[string]any)
-			p.Details = append(p.Details, Detail{Name: str(m, "name"), SHA256: str(m, "sha256")})
+			p.Details = append(p.Details, record.Detail{Name: str(m, "name"), SHA256: str(m, "sha256")})
 		}
 	}
 	switch ms := v["when"].(type) {

@@ -80,8 +80,8 @@ func BenchmarkCheckBefore(b *testing.B) {
 	for _, n := range []int{100, 90000} {
 		b.Run(fmt.Sprintf("entries=%d", n), func(b *testing.B) {
 			l, last := syntheticLedger(b, f, n)
-			p := Proposal{Slip: f.slip.Fingerprint, Action: "tool.a", Amount: &Amount{"GBP", 7}, With: "executor",
-				Details: []Detail{{Name: "provared.arguments", SHA256: "3gPRjiRpMJzRl9-iuwEnEm_T5_PuXb9Da6PuS_VlN00"}}, When: last.Add(time.Second)}
+			p := Proposal{Slip: f.slip.Fingerprint, Action: "tool.a", Amount: &record.Amount{Unit: "GBP", Value: 7}, With: "executor",
+				Details: []record.Detail{{Name: "provared.arguments", SHA256: "3gPRjiRpMJzRl9-iuwEnEm_T5_PuXb9Da6PuS_VlN00"}}, When: last.Add(time.Second)}
 			if d := l.CheckBefore(p); !d.Allowed {
 				b.Fatalf("not allowed: %+v", d)
 			}
@@ -101,7 +101,7 @@ func BenchmarkReserveRelease(b *testing.B) {
 	for _, n := range []int{100, 90000} {
 		b.Run(fmt.Sprintf("entries=%d", n), func(b *testing.B) {
 			l, last := syntheticLedger(b, f, n)
-			p := Proposal{Slip: f.slip.Fingerprint, Action: "tool.a", Amount: &Amount{"GBP", 7}, With: "executor", When: last.Add(time.Second)}
+			p := Proposal{Slip: f.slip.Fingerprint, Action: "tool.a", Amount: &record.Amount{Unit: "GBP", Value: 7}, With: "executor", When: last.Add(time.Second)}
 			b.ReportAllocs()
 			cpu := processCPU()
 			for b.Loop() {
@@ -155,7 +155,7 @@ func TestTotalsBeyond64Bits(t *testing.T) {
 		map[string]any{"action": "tool.a", "max": most, "per": int64(31622400), "unit": "GBP"},
 	}})
 	l, last := syntheticLedgerOf(t, f, 2101, most)
-	p := Proposal{Slip: f.slip.Fingerprint, Action: "tool.a", Amount: &Amount{"GBP", most}, With: "executor", When: last.Add(time.Second)}
+	p := Proposal{Slip: f.slip.Fingerprint, Action: "tool.a", Amount: &record.Amount{Unit: "GBP", Value: most}, With: "executor", When: last.Add(time.Second)}
 	got := l.CheckBefore(p)
 	l.mu.Lock()
 	want := l.r.decide(p, &flight{}).Decision // the reference's periods, from every stub afresh
@@ -185,7 +185,7 @@ func BenchmarkReadStubLine(b *testing.B) {
 	}
 	lines := make([][]byte, 64)
 	for i := range lines {
-		p := Proposal{Slip: f.slip.Fingerprint, Action: "tool.a", Amount: &Amount{"GBP", 7}, With: "executor", When: f.start.Add(time.Duration(i) * time.Second)}
+		p := Proposal{Slip: f.slip.Fingerprint, Action: "tool.a", Amount: &record.Amount{Unit: "GBP", Value: 7}, With: "executor", When: f.start.Add(time.Duration(i) * time.Second)}
 		l := lineBytes(b, f.line(b, Position{Seq: int64(i), Previous: f.slip.Fingerprint}, p))
 		lines[i] = l[:len(l)-1]
 	}

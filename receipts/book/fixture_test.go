@@ -117,10 +117,10 @@ func (f *fixture) approval(t testing.TB, p Proposal) *record.Record {
 	t.Helper()
 	af := slip.ApprovalFields{Slip: f.slip.Fingerprint, Action: p.Action, With: p.With, When: p.When}
 	if p.Amount != nil {
-		af.Amount = &slip.Amount{Unit: p.Amount.Unit, Value: p.Amount.Value}
+		af.Amount = &record.Amount{Unit: p.Amount.Unit, Value: p.Amount.Value}
 	}
 	for _, d := range p.Details {
-		af.Details = append(af.Details, slip.Detail{Name: d.Name, SHA256: d.SHA256})
+		af.Details = append(af.Details, record.Detail{Name: d.Name, SHA256: d.SHA256})
 	}
 	c := af.Content()
 	r, err := f.pk.SignRecord(record.Approval, c)

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 )
 
 // randomSlipFields draws limits and conditions for tool.a (in GBP) and
@@ -53,13 +55,13 @@ func randomProposal(rng *rand.Rand, f *fixture, when time.Time) Proposal {
 	switch rng.IntN(12) {
 	case 0: // no amount
 	case 1:
-		p.Amount = &Amount{Unit: "USD", Value: int64(rng.IntN(50))}
+		p.Amount = &record.Amount{Unit: "USD", Value: int64(rng.IntN(50))}
 	default:
 		unit := "GBP"
 		if p.Action == "tool.b" {
 			unit = "EUR"
 		}
-		p.Amount = &Amount{Unit: unit, Value: int64(rng.IntN(45))}
+		p.Amount = &record.Amount{Unit: unit, Value: int64(rng.IntN(45))}
 	}
 	switch rng.IntN(12) {
 	case 0:
@@ -69,7 +71,7 @@ func randomProposal(rng *rand.Rand, f *fixture, when time.Time) Proposal {
 		p.With = "executor"
 	}
 	if rng.IntN(3) == 0 {
-		p.Details = []Detail{{Name: "provared.arguments", SHA256: "3gPRjiRpMJzRl9-iuwEnEm_T5_PuXb9Da6PuS_VlN00"}}
+		p.Details = []record.Detail{{Name: "provared.arguments", SHA256: "3gPRjiRpMJzRl9-iuwEnEm_T5_PuXb9Da6PuS_VlN00"}}
 	}
 	return p
 }
@@ -229,7 +231,7 @@ func TestReservationsCountInFlight(t *testing.T) {
 	if err := b.Append(f.slipLine()); err != nil {
 		t.Fatal(err)
 	}
-	p := Proposal{Slip: f.slip.Fingerprint, Action: "tool.a", Amount: &Amount{"GBP", 30}, With: "executor", When: f.start.Add(time.Hour)}
+	p := Proposal{Slip: f.slip.Fingerprint, Action: "tool.a", Amount: &record.Amount{Unit: "GBP", Value: 30}, With: "executor", When: f.start.Add(time.Hour)}
 	var mu sync.Mutex
 	var got []*Reservation
 	var refused []Decision

@@ -9,26 +9,14 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 )
 
-// Amount is an amount in a unit: {unit, value}.
-type Amount struct {
-	Unit  string
-	Value int64
-}
-
-// Detail names a document by its fingerprint: {name, sha256}.
-type Detail struct {
-	Name   string
-	SHA256 string
-}
-
 // Request is what a stub, an approval and a refusal say was done or is
 // asked for: the action, and where present the amount, the service and the
 // documents.
 type Request struct {
 	Action  string
-	Amount  *Amount
+	Amount  *record.Amount
 	With    string
-	Details []Detail
+	Details []record.Detail
 }
 
 // Approval is an approval's content, read and validated (format
@@ -98,7 +86,7 @@ func ReadRequest(m map[string]any) (Request, error) {
 		if err != nil {
 			return r, err
 		}
-		r.Amount = &Amount{Unit: u, Value: val}
+		r.Amount = &record.Amount{Unit: u, Value: val}
 	}
 	if v, ok := m["with"]; ok {
 		if r.With, err = shortName(v, "with"); err != nil {
@@ -124,7 +112,7 @@ func ReadRequest(m map[string]any) (Request, error) {
 			if err != nil {
 				return r, err
 			}
-			r.Details = append(r.Details, Detail{Name: name, SHA256: sum})
+			r.Details = append(r.Details, record.Detail{Name: name, SHA256: sum})
 		}
 	}
 	return r, nil

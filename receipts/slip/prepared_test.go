@@ -10,6 +10,7 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/passkey"
 	"github.com/seed-6e06167c/mcp-executor/receipts/problem"
+	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 )
 
 // The prepared-record vectors test the reference's JavaScript API, which
@@ -19,9 +20,9 @@ import (
 // its reason. Every other case is run through PrepareApproval /
 // PrepareCancellation and compared byte for byte.
 var preparedSetAside = map[string]string{
-	"an amount that is an empty list":            "a Go Amount cannot be a list",
-	"an amount that is text":                     "a Go Amount cannot be text",
-	"an amount that is true":                     "a Go Amount cannot be a boolean",
+	"an amount that is an empty list":            "a Go record.Amount cannot be a list",
+	"an amount that is text":                     "a Go record.Amount cannot be text",
+	"an amount that is true":                     "a Go record.Amount cannot be a boolean",
 	"a service that is an empty list":            "ApprovalFields.With is a string",
 	"documents that are an object with a length": "ApprovalFields.Details is a list",
 	"documents that are text":                    "ApprovalFields.Details is a list",
@@ -119,7 +120,7 @@ func TestApprovalsPreparedVectors(t *testing.T) {
 		f.Slip, _ = m["slip"].(string)
 		f.Action, _ = m["action"].(string)
 		if a, ok := m["amount"].(map[string]any); ok && truthy(a) {
-			f.Amount = &Amount{}
+			f.Amount = &record.Amount{}
 			f.Amount.Unit, _ = a["unit"].(string)
 			if n, ok := a["value"].(json.Number); ok {
 				f.Amount.Value, _ = n.Int64()
@@ -135,7 +136,7 @@ func TestApprovalsPreparedVectors(t *testing.T) {
 				dm, _ := d.(map[string]any)
 				name, _ := dm["name"].(string)
 				sum, _ := dm["sha256"].(string)
-				f.Details = append(f.Details, Detail{Name: name, SHA256: sum})
+				f.Details = append(f.Details, record.Detail{Name: name, SHA256: sum})
 			}
 		}
 		return PrepareApproval(f)

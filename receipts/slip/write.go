@@ -123,9 +123,9 @@ type ApprovalFields struct {
 	ID      string
 	Slip    string // the slip's fingerprint
 	Action  string
-	Amount  *Amount
+	Amount  *record.Amount
 	With    string
-	Details []Detail
+	Details []record.Detail
 	When    time.Time
 }
 
@@ -140,17 +140,13 @@ func (f ApprovalFields) Content() map[string]any {
 		"action": f.Action, "when": canon.FormatTime(f.When),
 	}
 	if f.Amount != nil {
-		c["amount"] = map[string]any{"unit": f.Amount.Unit, "value": f.Amount.Value}
+		c["amount"] = f.Amount.Canonical()
 	}
 	if f.With != "" {
 		c["with"] = f.With
 	}
 	if len(f.Details) > 0 {
-		ds := make([]any, 0, len(f.Details))
-		for _, d := range f.Details {
-			ds = append(ds, map[string]any{"name": d.Name, "sha256": d.SHA256})
-		}
-		c["details"] = ds
+		c["details"] = record.DetailsValue(f.Details)
 	}
 	return c
 }

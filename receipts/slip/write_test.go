@@ -10,6 +10,7 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
 	"github.com/seed-6e06167c/mcp-executor/receipts/passkey"
 	"github.com/seed-6e06167c/mcp-executor/receipts/problem"
+	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 )
 
 var (
@@ -270,8 +271,8 @@ func TestApprovalAndCancellation(t *testing.T) {
 	}
 	sum := sha256.Sum256([]byte("{}"))
 	a, err := WriteApproval(ApprovalFields{
-		Slip: s.Fingerprint, Action: "supplies.order", Amount: &Amount{Unit: "GBP", Value: 250},
-		With: "shop", Details: []Detail{{Name: "provared.arguments", SHA256: canon.B64(sum[:])}}, When: testFrom.Add(time.Hour),
+		Slip: s.Fingerprint, Action: "supplies.order", Amount: &record.Amount{Unit: "GBP", Value: 250},
+		With: "shop", Details: []record.Detail{{Name: "provared.arguments", SHA256: canon.B64(sum[:])}}, When: testFrom.Add(time.Hour),
 	}, d)
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,8 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/internal/syncbuf"
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
+	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
+	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 )
 
 // copyOf writes the executor's copy for calls whose stubs are given (a sent line and a receipt line
@@ -31,9 +33,9 @@ func copyOf(t *testing.T, e *devsetup.Env, calls []string, stubs []book.Line) *c
 	for i, call := range calls {
 		sent := copylog.Line{Kind: copylog.KindSent, Call: call, Tool: "echo", Action: "provared.data.read",
 			Slip: e.Slip.Fingerprint, RequestID: call,
-			Details: []copylog.Detail{{Name: "executor.call", SHA256: canon.Fingerprint([]byte(call))}}}
+			Details: []record.Detail{{Name: "executor.call", SHA256: canon.Fingerprint([]byte(call))}}}
 		receipt := copylog.Line{Kind: copylog.KindReceipt, Call: call, Stub: stubs[i].Stub.Fingerprint,
-			Outcome: &copylog.Detail{Name: copylog.OutcomeToolResult, SHA256: canon.Fingerprint([]byte("result"))}}
+			Outcome: &record.Detail{Name: receipt.LabelToolResult, SHA256: canon.Fingerprint([]byte("result"))}}
 		if err := cp.Append(sent, receipt); err != nil {
 			t.Fatal(err)
 		}
