@@ -484,7 +484,7 @@ func (c *setupCheck) checkBook() {
 // with fingerprint fp.
 func bookHoldsSlip(text []byte, fp string) bool {
 	for _, e := range bookEntries(text) {
-		if e.kind == "slip" && e.fingerprint == fp {
+		if e.Kind == book.KindSlip && e.Fingerprint == fp {
 			return true
 		}
 	}

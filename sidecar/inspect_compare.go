@@ -12,10 +12,7 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/copylog"
 	"github.com/seed-6e06167c/mcp-executor/keys"
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
-	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
-	"github.com/seed-6e06167c/mcp-executor/receipts/record"
-	"github.com/seed-6e06167c/mcp-executor/receipts/slip"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 )
 
@@ -97,99 +94,28 @@ func CompareCopy(ctx context.Context, o CompareOptions) (*CompareResult, error) 
 	return res, nil
 }
 
-// bookRecord is what compare and check read of one book line.
-type bookRecord struct {
-	line        int    // 1-based
-	kind        string // "slip", "stub", "refusal" or "" (anything else)
-	fingerprint string
-	slip        string            // a stub's or refusal's slip
-	with        string            // a stub's with
-	details     map[string]string // a stub's details
-	software    []slip.Software   // a slip's agent.software
-}
-
-// bookEntries reads the slips, stubs and refusals of a book, line by
-// line. A line that cannot be read is left out: the checker reports it.
-func bookEntries(text []byte) []bookRecord {
-	var out []bookRecord
-	n := 0
-	for len(text) > 0 {
-		n++
-		line := text
-		if i := bytes.IndexByte(text, '\n'); i >= 0 {
-			line, text = text[:i], text[i+1:]
-		} else {
-			text = nil
-		}
-		v, err := canon.Parse(line)
-		if err != nil {
-			continue
-		}
-		obj, ok := v.(map[string]any)
-		if !ok {
-			continue
-		}
-		if r, ok := readBookRecord(obj); ok {
-			r.line = n
-			out = append(out, r)
-		}
-	}
+// bookEntries reads the entries of a book text (see book.ReadEntries).
+func bookEntries(text []byte) []book.FileEntry {
+	var out []book.FileEntry
+	// Reading from memory fails only where the callback does, and it never does.
+	_ = book.ReadEntries(bytes.NewReader(text), func(e book.FileEntry) error {
+		out = append(out, e)
+		return nil
+	})
 	return out
 }
 
-func readBookRecord(obj map[string]any) (bookRecord, bool) {
-	switch {
-	case obj["slip"] != nil:
-		rec, err := record.Parse(obj["slip"], "slip")
-		if err != nil {
-			return bookRecord{}, false
-		}
-		r := bookRecord{kind: "slip", fingerprint: rec.Fingerprint}
-		if sl, err := slip.Parse(rec.Content); err == nil {
-			r.software = sl.Agent.Software
-		}
-		return r, true
-	case obj["stub"] != nil:
-		rec, err := record.Parse(obj["stub"], "stub")
-		if err != nil {
-			return bookRecord{}, false
-		}
-		r := bookRecord{kind: "stub", fingerprint: rec.Fingerprint, details: map[string]string{}}
-		r.slip, _ = rec.Content["slip"].(string)
-		r.with, _ = rec.Content["with"].(string)
-		list, _ := rec.Content["details"].([]any)
-		for _, d := range list {
-			m, _ := d.(map[string]any)
-			name, _ := m["name"].(string)
-			sum, _ := m["sha256"].(string)
-			if _, seen := r.details[name]; name != "" && !seen {
-				r.details[name] = sum
-			}
-		}
-		return r, true
-	case obj["refusal"] != nil:
-		rec, err := record.Parse(obj["refusal"], "refusal")
-		if err != nil {
-			return bookRecord{}, false
-		}
-		r := bookRecord{kind: "refusal", fingerprint: rec.Fingerprint}
-		r.slip, _ = rec.Content["slip"].(string)
-		return r, true
-	}
-	return bookRecord{}, false
-}
-
 // bookView is copylog's view of a checked book.
-func bookView(service string, check *book.Report, entries []bookRecord) copylog.BookView {
+func bookView(service string, check *book.Report, entries []book.FileEntry) copylog.BookView {
 	if service == "" {
 		service = copylog.DefaultService
 	}
 	rulesStated := map[string]bool{}
 	for _, e := range entries {
-		if e.kind == "slip" {
-			for _, sw := range e.software {
-				if strings.HasPrefix(sw.Name, rulesSoftwarePrefix) {
-					rulesStated[e.fingerprint] = true
+		if e.Kind == book.KindSlip {
+			for _, sw := range e.Software {
+				if strings.HasPrefix(sw.Name, receipt.RulesSoftwarePrefix) {
+					rulesStated[e.Fingerprint] = true
 				}
 			}
 		}
@@ -197,17 +123,17 @@ func bookView(service string, check *book.Report, entries []bookRecord) copylog.
 	view := copylog.BookView{Service: service, Intact: check.Intact, Problems: len(check.Problems)}
 	for _, e := range entries {
 		var kind string
-		switch e.kind {
-		case "stub":
+		switch e.Kind {
+		case book.KindStub:
 			kind = copylog.EntryStub
-		case "refusal":
+		case book.KindRefusal:
 			kind = copylog.EntryRefusal
 		default:
 			continue
 		}
 		view.Entries = append(view.Entries, copylog.BookEntry{
-			Line: e.line, Kind: kind, Fingerprint: e.fingerprint, With: e.with, Details: e.details,
-			Slip: e.slip, SlipStatesRules: rulesStated[e.slip],
+			Line: e.Line, Kind: kind, Fingerprint: e.Fingerprint, With: e.With, Details: e.DetailsByName(),
+			Slip: e.Slip, SlipStatesRules: rulesStated[e.Slip],
 		})
 	}
 	return view
@@ -216,7 +142,7 @@ func bookView(service string, check *book.Report, entries []bookRecord) copylog.
 // rulesInRecords counts, for each rules fingerprint the executor's
 // receipts (in the book) and denials (in the copy) name, how many name it,
 // and says whether a slip in the book states it.
-func rulesInRecords(service string, entries []bookRecord, lines []copylog.Line) []RulesUse {
+func rulesInRecords(service string, entries []book.FileEntry, lines []copylog.Line) []RulesUse {
 	uses := map[string]*RulesUse{}
 	use := func(fp string) *RulesUse {
 		u := uses[fp]
@@ -228,13 +154,13 @@ func rulesInRecords(service string, entries []bookRecord, lines []copylog.Line) 
 	}
 	stated := map[string]bool{}
 	for _, e := range entries {
-		switch {
-		case e.kind == "slip":
-			for _, sw := range e.software {
+		switch rules, _ := e.Detail(receipt.LabelRules); {
+		case e.Kind == book.KindSlip:
+			for _, sw := range e.Software {
 				stated[sw.SHA256] = true
 			}
-		case e.kind == "stub" && e.with == service && e.details[receipt.LabelRules] != "":
-			use(e.details[receipt.LabelRules]).Receipts++
+		case e.Kind == book.KindStub && e.With == service && rules != "":
+			use(rules).Receipts++
 		}
 	}
 	for _, ln := range lines {

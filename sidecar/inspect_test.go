@@ -1,7 +1,6 @@
 package sidecar
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -72,74 +71,22 @@ func inspectBook(t testing.TB, rules string, calls ...string) (*devsetup.Env, []
 	return e, text
 }
 
-func TestInspectBookEntries(t *testing.T) {
+func TestInspectBookHoldsSlip(t *testing.T) {
 	rules := canon.Fingerprint([]byte("rules"))
 	e, text := inspectBook(t, rules, "a", "b")
-	// A line that is not a record sits between them and is skipped, the numbering kept.
-	ls := bytes.SplitAfter(text, []byte("\n"))
-	text = bytes.Join([][]byte{ls[0], ls[1], []byte("not a record\n"), ls[2]}, nil)
-	got := bookEntries(text)
-	if len(got) != 3 {
-		t.Fatalf("%d entries, want 3: %+v", len(got), got)
-	}
-	tests := []struct {
-		line int
-		kind string
-		call string
-	}{{1, "slip", ""}, {2, "stub", "a"}, {4, "stub", "b"}}
-	for i, want := range tests {
-		g := got[i]
-		if g.line != want.line || g.kind != want.kind {
-			t.Errorf("entry %d: line %d kind %q, want %d %q", i, g.line, g.kind, want.line, want.kind)
-		}
-		if want.kind == "stub" {
-			if g.with != "executor" || g.slip != e.Slip.Fingerprint || g.details[receipt.LabelCall] != canon.Fingerprint([]byte(want.call)) || g.details[receipt.LabelRules] != rules {
-				t.Errorf("entry %d: %+v", i, g)
-			}
-		}
-	}
-	if got[0].fingerprint != e.Slip.Fingerprint {
-		t.Errorf("slip fingerprint %q, want %q", got[0].fingerprint, e.Slip.Fingerprint)
-	}
 	if !bookHoldsSlip(text, e.Slip.Fingerprint) || bookHoldsSlip(text, rules) {
 		t.Errorf("bookHoldsSlip is wrong")
 	}
 }
 
-func FuzzInspectBookEntries(f *testing.F) {
-	_, text := inspectBook(f, canon.Fingerprint([]byte("rules")), "a")
-	f.Add(text)
-	f.Add([]byte("{}\n\n{\"stub\":1}\n"))
-	f.Add([]byte(`{"refusal":{"payload":"e30","signatures":[]}}`))
-	f.Add(bytes.Repeat([]byte("\n"), 5))
-	f.Fuzz(func(t *testing.T, text []byte) {
-		n := bytes.Count(text, []byte("\n")) + 1
-		last := 0
-		for _, e := range bookEntries(text) {
-			if e.line <= last || e.line > n {
-				t.Fatalf("line %d out of order or range (last %d, %d lines)", e.line, last, n)
-			}
-			last = e.line
-			switch e.kind {
-			case "slip", "stub", "refusal":
-			default:
-				t.Fatalf("kind %q", e.kind)
-			}
-			if !canon.IsFingerprint(e.fingerprint) {
-				t.Fatalf("fingerprint %q", e.fingerprint)
-			}
-		}
-	})
-}
-
 func TestInspectRulesInRecords(t *testing.T) {
 	stated, other := canon.Fingerprint([]byte("stated")), canon.Fingerprint([]byte("other"))
-	entries := []bookRecord{
-		{kind: "slip", software: []slip.Software{{Name: RulesSoftwareName("x"), SHA256: stated}}},
-		{kind: "stub", with: "executor", details: map[string]string{receipt.LabelRules: stated}},
-		{kind: "stub", with: "executor", details: map[string]string{receipt.LabelRules: stated}},
-		{kind: "stub", with: "someone else", details: map[string]string{receipt.LabelRules: other}},
-		{kind: "stub", with: "executor", details: map[string]string{}},
+	entries := []book.FileEntry{
+		{Kind: book.KindSlip, Software: []slip.Software{{Name: receipt.RulesSoftwareName("x"), SHA256: stated}}},
+		{Kind: book.KindStub, With: "executor", Details: []record.Detail{{Name: receipt.LabelRules, SHA256: stated}}},
+		{Kind: book.KindStub, With: "executor", Details: []record.Detail{{Name: receipt.LabelRules, SHA256: stated}}},
+		{Kind: book.KindStub, With: "someone else", Details: []record.Detail{{Name: receipt.LabelRules, SHA256: other}}},
+		{Kind: book.KindStub, With: "executor"},
 	}
 	lines := []copylog.Line{
 		{Kind: copylog.KindDenial, Rules: other},

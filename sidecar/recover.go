@@ -1,13 +1,9 @@
 package sidecar
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/seed-6e06167c/mcp-executor/copylog"
@@ -80,50 +76,19 @@ func (e *Executor) recover(ctx context.Context) error {
 // under executor.call to the stub's fingerprint. Only used at a start with
 // unfinished calls; the book was verified by OpenBook already.
 func stubsByCall(path string) (map[string]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("reading book %s: %w", path, err)
-	}
-	defer f.Close()
-	out, err := stubsByCallIn(f)
-	if err != nil {
-		return nil, fmt.Errorf("reading book %s: %w", path, err)
-	}
-	return out, nil
-}
-
-// stubsByCallIn reads book lines from r (see stubsByCall); lines that are
-// not stubs, or not readable, are passed over.
-func stubsByCallIn(r io.Reader) (map[string]string, error) {
 	out := map[string]string{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), book.MaxLineBytes+2)
-	for sc.Scan() {
-		var line struct {
-			Stub *struct {
-				Payload string `json:"payload"`
-			} `json:"stub"`
+	err := book.ReadFileEntries(path, func(e book.FileEntry) error {
+		if e.Kind != book.KindStub {
+			return nil
 		}
-		if err := json.Unmarshal(sc.Bytes(), &line); err != nil || line.Stub == nil {
-			continue
-		}
-		content, err := canon.UnB64(line.Stub.Payload)
-		if err != nil {
-			continue
-		}
-		var stub struct {
-			Details []struct{ Name, SHA256 string } `json:"details"`
-		}
-		if err := json.Unmarshal(content, &stub); err != nil {
-			continue
-		}
-		for _, d := range stub.Details {
+		for _, d := range e.Details {
 			if d.Name == receipt.LabelCall {
-				out[d.SHA256] = canon.Fingerprint(content)
+				out[d.SHA256] = e.Fingerprint
 			}
 		}
-	}
-	if err := sc.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -1,7 +1,6 @@
 package sidecar
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -84,7 +83,7 @@ func Open(ctx context.Context, o OpenOptions) (_ *Executor, err error) {
 		return nil, err
 	}
 
-	if err := repairTornBook(set.Agent.Book, set.Executor.Copy, copyKey, set.Name, log); err != nil {
+	if err := repairTornBook(set, copyKey, log); err != nil {
 		return nil, err
 	}
 	bk, err := book.OpenBook(set.Agent.Book, book.Options{IssuerKeys: set.Agent.IssuerKeys})
@@ -289,7 +288,7 @@ func addSlip(bk *book.Book, sl *slip.Slip) error {
 		return nil
 	}
 	if c := problem.Code(err); c == "duplicate-slip" || c == "duplicate-id" {
-		there, serr := slipInBook(bk.Path(), sl.Record.Payload)
+		there, serr := slipInBook(bk.Path(), sl)
 		if serr != nil {
 			return serr
 		}
@@ -300,28 +299,37 @@ func addSlip(bk *book.Book, sl *slip.Slip) error {
 	return fmt.Errorf("adding the slip to the book: %w", err)
 }
 
-// slipInBook reports whether a line of the book is the slip whose
-// payload is given.
-func slipInBook(path, payload string) (bool, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return false, fmt.Errorf("reading book %s: %w", path, err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), book.MaxLineBytes+2)
-	for sc.Scan() {
-		var line struct {
-			Slip *struct {
-				Payload string `json:"payload"`
-			} `json:"slip"`
+// slipInBook reports whether an entry of the book is the slip sl.
+func slipInBook(path string, sl *slip.Slip) (bool, error) {
+	errFound := errors.New("found")
+	err := book.ReadFileEntries(path, func(e book.FileEntry) error {
+		if e.Kind == book.KindSlip && e.Fingerprint == sl.Fingerprint {
+			return errFound
 		}
-		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Slip != nil && line.Slip.Payload == payload {
-			return true, nil
-		}
+		return nil
+	})
+	if err == errFound {
+		return true, nil
 	}
-	if err := sc.Err(); err != nil {
-		return false, fmt.Errorf("reading book %s: %w", path, err)
+	return false, err
+}
+
+// repairTornBook handles the one torn book the executor can explain: a kill in the middle of its own
+// write of a receipt line. That write was never acknowledged (a call's answer goes out only after its
+// line is durable), and the copy still shows the call as sent without a receipt, so the next step of the
+// start writes that receipt again from the copy (see book.RepairTornLine). Any other torn book (no
+// unfinished call in the copy, no copy, an unreadable copy, a book held by a running executor) is left
+// as it is, and opening the book then stops with a message naming the line.
+func repairTornBook(set *settings.Settings, copyKey []byte, log *slog.Logger) error {
+	explained := func() bool {
+		lines, err := copylog.ReadFile(set.Executor.Copy, copyKey, set.Name)
+		return err == nil && len(copylog.UnfinishedCalls(lines)) > 0
 	}
-	return false, nil
+	torn, err := book.RepairTornLine(set.Agent.Book, explained)
+	if err != nil || torn == nil {
+		return err
+	}
+	log.Warn("the book's last line was torn by a stop in the middle of a write; it is kept aside and the receipt is written again from the copy",
+		slog.String("book", set.Agent.Book), slog.Int("line", torn.Line), slog.String("keptAt", torn.KeptAt))
+	return nil
 }

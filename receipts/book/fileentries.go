@@ -1,0 +1,179 @@
+package book
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
+	"github.com/seed-6e06167c/mcp-executor/receipts/record"
+	"github.com/seed-6e06167c/mcp-executor/receipts/slip"
+)
+
+// FileEntry is one entry of a book file as [ReadEntries] hands it over:
+// what a caller that already trusts the book (or lets the checker judge it)
+// reads of a line without checking it again.
+type FileEntry struct {
+	Line        int            // 1-based
+	Kind        string         // KindSlip, KindStub, KindRefusal, KindCancellation or KindAcknowledgement
+	Record      *record.Record // the entry's record (for a stub line, the stub)
+	Fingerprint string         // the record's fingerprint
+	Content     map[string]any // the record's content
+	Slip        string         // the content's slip member ("" for a slip)
+	With        string         // the content's with member ("" where none)
+	// Details are the content's details in order, each whose name is text
+	// (a stub's and an approval's); nil where none.
+	Details []record.Detail
+	// Software is a slip's agent.software; nil for other kinds, or where
+	// the slip's content does not read.
+	Software []slip.Software
+}
+
+// Detail returns the fingerprint the entry's first detail named name
+// holds.
+func (e FileEntry) Detail(name string) (string, bool) {
+	for _, d := range e.Details {
+		if d.Name == name {
+			return d.SHA256, true
+		}
+	}
+	return "", false
+}
+
+// DetailsByName maps each detail name (not empty) to the fingerprint of its
+// first detail.
+func (e FileEntry) DetailsByName() map[string]string {
+	out := make(map[string]string, len(e.Details))
+	for _, d := range e.Details {
+		if _, seen := out[d.Name]; d.Name != "" && !seen {
+			out[d.Name] = d.SHA256
+		}
+	}
+	return out
+}
+
+// ReadEntries reads a book line by line from r and hands each entry it can
+// read to fn, in order. Lines that are not canonical JSON, hold no record
+// of a kind the book takes, or are longer than MaxLineBytes are passed over
+// (the checker reports them), their numbers kept. It holds one line at a
+// time, never the whole book. fn's error stops the reading and is returned
+// as it is; an error reading r is returned too.
+func ReadEntries(r io.Reader, fn func(FileEntry) error) error {
+	br := bufio.NewReaderSize(r, MaxLineBytes+1)
+	for n := 1; ; n++ {
+		line, err := readBookLine(br)
+		if err == io.EOF && line == nil {
+			return nil
+		}
+		if err != nil && err != io.EOF {
+			return err
+		}
+		if line != nil {
+			if e, ok := fileEntry(line); ok {
+				e.Line = n
+				if ferr := fn(e); ferr != nil {
+					return ferr
+				}
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+	}
+}
+
+// ReadFileEntries is ReadEntries over the book file at path.
+func ReadFileEntries(path string, fn func(FileEntry) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("reading book %s: %w", path, err)
+	}
+	defer f.Close()
+	fromFn := false
+	err = ReadEntries(f, func(e FileEntry) error {
+		err := fn(e)
+		fromFn = err != nil
+		return err
+	})
+	if err != nil && !fromFn {
+		return fmt.Errorf("reading book %s: %w", path, err)
+	}
+	return err
+}
+
+// readBookLine returns the next line without its line feed. A line longer
+// than MaxLineBytes is read past and returned as nil (with a nil error), so
+// that the caller counts it. At the end it returns io.EOF, with the last
+// line when that has no line feed.
+func readBookLine(br *bufio.Reader) ([]byte, error) {
+	line, err := br.ReadSlice('\n')
+	if errors.Is(err, bufio.ErrBufferFull) {
+		for errors.Is(err, bufio.ErrBufferFull) {
+			_, err = br.ReadSlice('\n')
+		}
+		if err == io.EOF {
+			return nil, io.EOF
+		}
+		return nil, err
+	}
+	switch {
+	case err == io.EOF && len(line) == 0:
+		return nil, io.EOF
+	case err == io.EOF:
+		return line, io.EOF
+	case err != nil:
+		return nil, err
+	}
+	return line[:len(line)-1], nil
+}
+
+// fileEntry reads one line's entry, in the order slip, stub, refusal,
+// cancellation, acknowledgement.
+func fileEntry(line []byte) (FileEntry, bool) {
+	v, err := canon.Parse(line)
+	if err != nil {
+		return FileEntry{}, false
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return FileEntry{}, false
+	}
+	for _, kind := range []string{KindSlip, KindStub, KindRefusal, KindCancellation, KindAcknowledgement} {
+		if obj[kind] == nil {
+			continue
+		}
+		rec, err := record.Parse(obj[kind], record.Kind(kind))
+		if err != nil {
+			return FileEntry{}, false
+		}
+		e := FileEntry{Kind: kind, Record: rec, Fingerprint: rec.Fingerprint, Content: rec.Content}
+		e.Slip, _ = rec.Content["slip"].(string)
+		e.With, _ = rec.Content["with"].(string)
+		e.Details = contentDetails(rec.Content)
+		if kind == KindSlip {
+			if sl, err := slip.Parse(rec.Content); err == nil {
+				e.Software = sl.Agent.Software
+			}
+		}
+		return e, true
+	}
+	return FileEntry{}, false
+}
+
+// contentDetails reads a content's details whose names are text.
+func contentDetails(c map[string]any) []record.Detail {
+	list, _ := c["details"].([]any)
+	var out []record.Detail
+	for _, d := range list {
+		m, _ := d.(map[string]any)
+		name, ok := m["name"].(string)
+		if !ok {
+			continue
+		}
+		sum, _ := m["sha256"].(string)
+		out = append(out, record.Detail{Name: name, SHA256: sum})
+	}
+	return out
+}
