@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/seed-6e06167c/mcp-executor/keys"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/boot"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/toolserver"
 )
@@ -109,7 +110,7 @@ func serverEnv(ctx context.Context, set *settings.Settings, log *slog.Logger) (m
 	if len(sources) == 0 {
 		return env, nil
 	}
-	kopts, closeKeys, err := keyOptions(set, log)
+	kopts, closeKeys, err := boot.KeyOptions(set, log)
 	if err != nil {
 		return nil, err
 	}

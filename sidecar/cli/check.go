@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/seed-6e06167c/mcp-executor/sidecar"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/report"
 )
 
 // runCheck is `mcp-executor check --config F [--json]`: it reads the settings, every key, the copy, the
@@ -24,7 +24,7 @@ func runCheck(ctx context.Context, env Env, args []string) int {
 		fs.Usage()
 		return ExitUsage
 	}
-	rep := sidecar.CheckSetup(ctx, sidecar.CheckOptions{ConfigPath: *config, Logger: newLogger(env.Stderr)})
+	rep := report.CheckSetup(ctx, report.CheckOptions{ConfigPath: *config, Logger: newLogger(env.Stderr)})
 	code := ExitOK
 	if !rep.OK() {
 		code = ExitFinding
@@ -32,10 +32,10 @@ func runCheck(ctx context.Context, env Env, args []string) int {
 	if *asJSON {
 		out := struct {
 			OK bool `json:"ok"`
-			*sidecar.SetupReport
+			*report.SetupReport
 			Problems int `json:"problems"`
 			Warnings int `json:"warnings"`
-		}{rep.OK(), rep, rep.Count(sidecar.LevelProblem), rep.Count(sidecar.LevelWarning)}
+		}{rep.OK(), rep, rep.Count(report.LevelProblem), rep.Count(report.LevelWarning)}
 		if err := writeJSON(env.Stdout, out); err != nil {
 			fmt.Fprintf(env.Stderr, "mcp-executor check: %v\n", err)
 			return ExitFinding
@@ -51,7 +51,7 @@ func runCheck(ctx context.Context, env Env, args []string) int {
 
 // writeSetupReport writes one line per item, "level: what (where): message; to fix: …", then a
 // verdict.
-func writeSetupReport(w io.Writer, rep *sidecar.SetupReport) error {
+func writeSetupReport(w io.Writer, rep *report.SetupReport) error {
 	var b strings.Builder
 	for _, it := range rep.Items {
 		fmt.Fprintf(&b, "%-8s %s", it.Level+":", it.What)
@@ -64,7 +64,7 @@ func writeSetupReport(w io.Writer, rep *sidecar.SetupReport) error {
 		}
 		b.WriteByte('\n')
 	}
-	problems, warnings := rep.Count(sidecar.LevelProblem), rep.Count(sidecar.LevelWarning)
+	problems, warnings := rep.Count(report.LevelProblem), rep.Count(report.LevelWarning)
 	if problems == 0 {
 		fmt.Fprintf(&b, "check: all well (%s); nothing was written\n", plural(warnings, "warning"))
 	} else {

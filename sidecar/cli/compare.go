@@ -8,7 +8,7 @@ import (
 
 	"github.com/seed-6e06167c/mcp-executor/copylog"
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
-	"github.com/seed-6e06167c/mcp-executor/sidecar"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/report"
 )
 
 // runCompare is `mcp-executor compare --config F [--book B] [--json]`: it holds the executor's copy
@@ -28,7 +28,7 @@ func runCompare(ctx context.Context, env Env, args []string) int {
 		fs.Usage()
 		return ExitUsage
 	}
-	res, err := sidecar.CompareCopy(ctx, sidecar.CompareOptions{ConfigPath: *config, BookPath: *bookPath, Logger: newLogger(env.Stderr)})
+	res, err := report.CompareCopy(ctx, report.CompareOptions{ConfigPath: *config, BookPath: *bookPath, Logger: newLogger(env.Stderr)})
 	if err != nil {
 		if *asJSON {
 			writeJSON(env.Stdout, struct {
@@ -51,7 +51,7 @@ func runCompare(ctx context.Context, env Env, args []string) int {
 			copylog.Report
 			Copy         string             `json:"copy"`
 			Book         string             `json:"book"`
-			Rules        []sidecar.RulesUse `json:"rules"`
+			Rules        []report.RulesUse  `json:"rules"`
 			BookFindings []book.LineFinding `json:"bookFindings"`
 		}{res.OK(), res.Report, res.Copy, res.Book, res.Rules, res.BookCheck.Problems}
 		if err := writeJSON(env.Stdout, out); err != nil {
@@ -69,7 +69,7 @@ func runCompare(ctx context.Context, env Env, args []string) int {
 
 // writeCompare writes copylog's report (its summary line first), then the book's problems with their
 // lines and the rules fingerprints the records name.
-func writeCompare(w io.Writer, res *sidecar.CompareResult) error {
+func writeCompare(w io.Writer, res *report.CompareResult) error {
 	if err := res.Report.WriteText(w); err != nil {
 		return err
 	}

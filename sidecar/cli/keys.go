@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
-	"github.com/seed-6e06167c/mcp-executor/sidecar"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/report"
 )
 
 // runKeys is `mcp-executor keys --config F [--json] [--manifests FILE]`: it makes the agent's and the
@@ -32,7 +32,7 @@ func runKeys(ctx context.Context, env Env, args []string) int {
 		fs.Usage()
 		return ExitUsage
 	}
-	rep, err := sidecar.MakeKeys(ctx, sidecar.KeysOptions{ConfigPath: *config, Logger: newLogger(env.Stderr)})
+	rep, err := report.MakeKeys(ctx, report.KeysOptions{ConfigPath: *config, Logger: newLogger(env.Stderr)})
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "mcp-executor keys: %v\n", err)
 		return ExitFinding
@@ -43,7 +43,7 @@ func runKeys(ctx context.Context, env Env, args []string) int {
 		notices = env.Stderr
 	}
 	code := ExitOK
-	for _, k := range []sidecar.KeyMade{rep.Agent, rep.Executor, rep.CopyKey} {
+	for _, k := range []report.KeyMade{rep.Agent, rep.Executor, rep.CopyKey} {
 		if k.Err == nil {
 			state := "kept (it was there)"
 			if k.Made {
@@ -82,7 +82,7 @@ func runKeys(ctx context.Context, env Env, args []string) int {
 
 // writeManifests writes the Secret manifests to path (new, mode 0600) and says how to apply them; with
 // no path it says how to get them. The manifests hold secret values: they never go to a stream.
-func writeManifests(w io.Writer, path string, rep *sidecar.KeysReport) error {
+func writeManifests(w io.Writer, path string, rep *report.KeysReport) error {
 	ms := rep.Manifests()
 	// Each missing key is named in words of its own: the error's text tells how to apply a manifest of
 	// that key alone, but the file written below holds one manifest per Secret, applied once.
@@ -96,7 +96,7 @@ func writeManifests(w io.Writer, path string, rep *sidecar.KeysReport) error {
 	if path == "" {
 		return errors.New("a key kept in a Kubernetes Secret is missing and the executor does not write Secrets: run keys again with --manifests FILE to have the manifest holding the new key written to FILE (mode 0600), apply it, delete FILE and run keys again")
 	}
-	doc, err := sidecar.SecretManifests(ms)
+	doc, err := report.SecretManifests(ms)
 	if err != nil {
 		return err
 	}
@@ -121,7 +121,7 @@ func writeManifests(w io.Writer, path string, rep *sidecar.KeysReport) error {
 }
 
 // writePermission prints each part of the permission with one line saying where it goes.
-func writePermission(w io.Writer, rep *sidecar.KeysReport) error {
+func writePermission(w io.Writer, rep *report.KeysReport) error {
 	perm := rep.Permission()
 	agent := perm["agent"].(map[string]any)
 	var b strings.Builder

@@ -12,8 +12,8 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/keys/kube"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
-	"github.com/seed-6e06167c/mcp-executor/sidecar"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/contentrules"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/report"
 )
 
 // freshFolder is a working folder without the key files and the copy key: what keys must make.
@@ -257,9 +257,9 @@ func TestKeysManifestsNameOneApplyCommand(t *testing.T) {
 		return &keys.ManifestNeeded{Namespace: "agents", Name: "mcp-executor-keys", Key: key, SecretExists: exists,
 			Manifest: kube.SecretManifest("agents", "mcp-executor-keys", key, []byte(value+key))}
 	}
-	rep := &sidecar.KeysReport{
-		Agent:   sidecar.KeyMade{What: "agent keys", Err: m("agent", true)},
-		CopyKey: sidecar.KeyMade{What: "copy key", Err: m("copy", true)},
+	rep := &report.KeysReport{
+		Agent:   report.KeyMade{What: "agent keys", Err: m("agent", true)},
+		CopyKey: report.KeyMade{What: "copy key", Err: m("copy", true)},
 	}
 	path := filepath.Join(t.TempDir(), "secrets.yaml")
 	var out strings.Builder

@@ -1,4 +1,4 @@
-package sidecar
+package report
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/slip"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/boot"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/contentrules"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/toolserver"
@@ -117,7 +118,7 @@ func CheckSetup(ctx context.Context, o CheckOptions) *SetupReport {
 		keysHint: fmt.Sprintf("run `mcp-executor keys --config %s` to make it", set.File)}
 	var closeClients func()
 	var errs []error
-	c.kopts, closeClients, errs = inspectClients(set, log)
+	c.kopts, closeClients, errs = boot.Clients(set, log)
 	defer closeClients()
 	for _, e := range errs {
 		rep.add(LevelProblem, "key store", "", e.Error(), "correct the vault or kubernetes block of the settings; the sources it holds cannot be reached")
@@ -198,7 +199,7 @@ func (c *setupCheck) source(what, place string, st keys.SourceStatus, missingFix
 // keySet checks one key set and returns its public fingerprint ("" when it
 // did not load). Nothing is made.
 func (c *setupCheck) keySet(what, place string, ks settings.KeySource) string {
-	spec := keySetSpec(ks)
+	spec := boot.KeySetSpec(ks)
 	st := keys.CheckKeySet(c.ctx, spec, c.set.Dir, c.kopts)
 	allThere := true
 	for i, s := range st.Sources {
@@ -301,7 +302,7 @@ func (c *setupCheck) checkSlip() {
 		c.rep.add(LevelProblem, "trusted passkeys", "agent.issuerKeys", "names no passkey; the executor acts only under a slip signed by a passkey it trusts",
 			"put the thumbprint of the person's passkey into agent.issuerKeys")
 	}
-	v, err := readSlipFile(set.Agent.Slip)
+	v, err := boot.ReadSlipFile(set.Agent.Slip)
 	if err != nil {
 		fix := "save the slip in the right form (a slip's JSON as signed)"
 		if errors.Is(err, fs.ErrNotExist) {
@@ -387,7 +388,7 @@ func (c *setupCheck) contentRules() {
 	set := c.set
 	if set.ContentRules == "" {
 		if c.slip != nil {
-			if err := noRulesStated(c.slip); err != nil {
+			if err := boot.NoRulesStated(c.slip); err != nil {
 				c.rep.add(LevelProblem, "content rules", "contentRules", err.Error(), "name the rules file the person approved in contentRules")
 			}
 		}
@@ -405,7 +406,7 @@ func (c *setupCheck) contentRules() {
 		for _, sw := range c.slip.Agent.Software {
 			stated = stated || sw.SHA256 == rs.Fingerprint()
 		}
-		switch err := rulesApproved(c.slip, rs.Fingerprint()); {
+		switch err := boot.RulesApproved(c.slip, rs.Fingerprint()); {
 		case err != nil:
 			c.rep.add(LevelProblem, "content rules", where, err.Error(),
 				"name the rules file the slip states, or have the person sign a permission stating these rules (`mcp-executor keys` prints the entry)")

@@ -1,4 +1,4 @@
-package sidecar
+package report
 
 import (
 	"context"
@@ -12,7 +12,9 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/keys"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
+	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
 	"github.com/seed-6e06167c/mcp-executor/receipts/slip"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/boot"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/contentrules"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 )
@@ -86,7 +88,7 @@ func (r *KeysReport) Problems() []error {
 func (r *KeysReport) softwareFits() error {
 	if r.Software != nil && canon.Chars(r.Software.Name) > 200 {
 		return fmt.Errorf("settings name: %q is over the 200 characters a slip's agent.software name may hold; shorten the executor's name to %d characters or fewer",
-			r.Software.Name, 200-canon.Chars(rulesSoftwarePrefix))
+			r.Software.Name, 200-canon.Chars(receipt.RulesSoftwarePrefix))
 	}
 	return nil
 }
@@ -119,13 +121,13 @@ func MakeKeys(ctx context.Context, o KeysOptions) (*KeysReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	kopts, closeClients, errs := inspectClients(set, log)
+	kopts, closeClients, errs := boot.Clients(set, log)
 	defer closeClients()
 	clientErr := errors.Join(errs...)
 
 	r := &KeysReport{Settings: set}
 	makeSet := func(what string, ks settings.KeySource) KeyMade {
-		spec := keySetSpec(ks)
+		spec := boot.KeySetSpec(ks)
 		k := KeyMade{What: what, Sources: []string{spec.Source}}
 		if spec.MLDSA != "" {
 			k.Sources = append(k.Sources, spec.MLDSA)
@@ -151,7 +153,7 @@ func MakeKeys(ctx context.Context, o KeysOptions) (*KeysReport, error) {
 		if err != nil {
 			r.RulesErr = err
 		} else {
-			r.Software = &slip.Software{Name: RulesSoftwareName(set.Name), SHA256: rs.Fingerprint()}
+			r.Software = &slip.Software{Name: receipt.RulesSoftwareName(set.Name), SHA256: rs.Fingerprint()}
 		}
 	}
 	return r, nil

@@ -1,4 +1,4 @@
-package sidecar
+package boot
 
 import (
 	"errors"
@@ -6,30 +6,27 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
 	"github.com/seed-6e06167c/mcp-executor/receipts/slip"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/contentrules"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 )
 
-// rulesSoftwarePrefix begins the agent.software entry of a slip that states
-// the rules on content the person approved.
-const rulesSoftwarePrefix = "Content rules of "
-
-// noRulesStated stops a start with no rules file where the slip states
+// NoRulesStated stops a start with no rules file where the slip states
 // rules on content: the executor would run without the rules the person
 // approved.
-func noRulesStated(sl *slip.Slip) error {
+func NoRulesStated(sl *slip.Slip) error {
 	for _, sw := range sl.Agent.Software {
-		if strings.HasPrefix(sw.Name, rulesSoftwarePrefix) {
+		if strings.HasPrefix(sw.Name, receipt.RulesSoftwarePrefix) {
 			return fmt.Errorf("the slip states rules on content (%q) and the settings name no contentRules file", sw.Name)
 		}
 	}
 	return nil
 }
 
-// rulesApproved checks a rules file's fingerprint against what the slip
+// RulesApproved checks a rules file's fingerprint against what the slip
 // states: where it states software, the rules in force must be among it.
-func rulesApproved(sl *slip.Slip, fp string) error {
+func RulesApproved(sl *slip.Slip, fp string) error {
 	if len(sl.Agent.Software) == 0 {
 		return nil
 	}
@@ -41,15 +38,15 @@ func rulesApproved(sl *slip.Slip, fp string) error {
 	return errors.New("the slip states the agent's software and the rules on content in force are not among it: the person approved other rules than these")
 }
 
-// loadContentRules reads the rules file the settings name, checks that
+// LoadContentRules reads the rules file the settings name, checks that
 // the slip does not state other rules, and checks the tools the rules name
 // against the settings' tools.
-func loadContentRules(set *settings.Settings, sl *slip.Slip, log *slog.Logger) (*contentrules.Rules, error) {
+func LoadContentRules(set *settings.Settings, sl *slip.Slip, log *slog.Logger) (*contentrules.Rules, error) {
 	rs, err := contentrules.Load(set.ContentRules)
 	if err != nil {
 		return nil, err
 	}
-	if err := rulesApproved(sl, rs.Fingerprint()); err != nil {
+	if err := RulesApproved(sl, rs.Fingerprint()); err != nil {
 		return nil, fmt.Errorf("content rules %s: %w", set.ContentRules, err)
 	}
 	stated := false

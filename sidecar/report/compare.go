@@ -1,4 +1,4 @@
-package sidecar
+package report
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/keys"
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
 	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/boot"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 )
 
@@ -64,7 +65,7 @@ func CompareCopy(ctx context.Context, o CompareOptions) (*CompareResult, error) 
 	if o.BookPath != "" {
 		bookPath = o.BookPath
 	}
-	kopts, closeClients, errs := inspectClients(set, log)
+	kopts, closeClients, errs := boot.Clients(set, log)
 	defer closeClients()
 	key, err := keys.LoadCopyKey(ctx, set.Executor.CopyKey, set.Dir, kopts)
 	if err != nil {
