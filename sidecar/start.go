@@ -127,6 +127,3 @@ func Open(ctx context.Context, o OpenOptions) (_ *Executor, err error) {
 		slog.Int("bookEntries", bk.Ledger().Size()))
 	return e, nil
 }
-
-// Settings are the settings the executor was started with.
-func (e *Executor) Settings() *settings.Settings { return e.set }

@@ -195,9 +195,3 @@ func asProblem(err error) *problem.Error {
 func VerifyIssued(s *Slip, r *record.Record) error {
 	return passkey.Verify(s.Issuer.Key, s.Issuer.Origin, s.Issuer.RPID, r)
 }
-
-// CheckIssued is VerifyIssued for a checker told to treat some signing
-// methods as not built in: the state is then passkey.Unavailable.
-func CheckIssued(s *Slip, r *record.Record, without []string) (passkey.State, error) {
-	return passkey.Check(s.Issuer.Key, s.Issuer.Origin, s.Issuer.RPID, r, without)
-}

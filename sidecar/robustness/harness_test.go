@@ -244,23 +244,6 @@ func (x *executor) recv() []byte {
 	return nil
 }
 
-// recvUntilEOF reads every line until the executor's output ends.
-func (x *executor) recvUntilEOF() [][]byte {
-	x.t.Helper()
-	var out [][]byte
-	for {
-		select {
-		case r, ok := <-x.lines:
-			if !ok || r.err != nil {
-				return out
-			}
-			out = append(out, r.line)
-		case <-time.After(30 * time.Second):
-			x.t.Fatalf("the executor's output did not end in 30s; stderr:\n%s", x.ownStderr())
-		}
-	}
-}
-
 // sync sends a ping and returns every line that came before its answer, so
 // that a test can show the executor is up and answered nothing else.
 func (x *executor) sync(tag string) [][]byte {

@@ -111,9 +111,6 @@ type KeySource struct {
 	MLDSA87 string
 }
 
-// Split reports whether the halves come from two sources.
-func (k KeySource) Split() bool { return k.Whole == "" }
-
 // Tool is the rule for one tool.
 type Tool struct {
 	Action string
