@@ -52,14 +52,31 @@ func Compare(lines []Line, book BookView) Report {
 		service = DefaultService
 	}
 	r := newReport(service, book)
+	cs := readCopyCalls(lines)
+	bs := r.readBookSide(book, service, cs.byCallFP)
+	r.compareCalls(cs, bs)
+	r.compareDenials(cs.denials, bs)
+	return r
+}
 
-	// What the copy says.
-	type copyCall struct {
-		sent       Line
-		stub       string // from receipt or late-receipt; "" when none
-		late       bool
-		notWritten *Line
-	}
+// copyCall is what the copy says of one sent call.
+type copyCall struct {
+	sent       Line
+	stub       string // from receipt or late-receipt; "" when none
+	late       bool
+	notWritten *Line
+}
+
+// copySide is what the copy says: its sent calls in order and its denials.
+type copySide struct {
+	calls    map[string]*copyCall
+	order    []string
+	byCallFP map[string]string // executor.call fingerprint -> call
+	denials  []Line
+}
+
+// readCopyCalls reads what the copy says of its calls and denials.
+func readCopyCalls(lines []Line) copySide {
 	calls := make(map[string]*copyCall)
 	var order []string
 	byCallFP := make(map[string]string) // executor.call fingerprint -> call
@@ -89,8 +106,21 @@ func Compare(lines []Line, book BookView) Report {
 			c.notWritten = &nw
 		}
 	}
+	return copySide{calls: calls, order: order, byCallFP: byCallFP, denials: denials}
+}
 
-	// What the book holds.
+// bookSide is what the book holds: the executor's stubs by call, the
+// refusals by fingerprint, and which slips state rules on content.
+type bookSide struct {
+	stubsOf   map[string][]BookEntry // call -> the executor's stubs naming it
+	refusals  map[string]BookEntry   // fingerprint -> refusal
+	slipRules map[string]bool        // slip fingerprint -> states rules
+}
+
+// readBookSide reads the book's entries; a stub of the executor naming no
+// call of the copy is an unknown receipt, and one without rules under a
+// slip stating them is noted.
+func (r *Report) readBookSide(book BookView, service string, byCallFP map[string]string) bookSide {
 	stubsOf := make(map[string][]BookEntry) // call -> the executor's stubs naming it
 	refusals := make(map[string]BookEntry)  // fingerprint -> refusal
 	slipRules := make(map[string]bool)      // slip fingerprint -> states rules
@@ -116,8 +146,12 @@ func Compare(lines []Line, book BookView) Report {
 			}
 		}
 	}
+	return bookSide{stubsOf: stubsOf, refusals: refusals, slipRules: slipRules}
+}
 
-	// Each call the copy shows as sent.
+// compareCalls holds each call the copy shows as sent against the book.
+func (r *Report) compareCalls(cs copySide, bs bookSide) {
+	calls, order, stubsOf := cs.calls, cs.order, bs.stubsOf
 	r.Calls = len(order)
 	for _, call := range order {
 		c := calls[call]
@@ -152,8 +186,11 @@ func Compare(lines []Line, book BookView) Report {
 			r.SentWithoutReceipt = append(r.SentWithoutReceipt, s)
 		}
 	}
+}
 
-	// Each denial the copy holds.
+// compareDenials holds each denial the copy holds against the book.
+func (r *Report) compareDenials(denials []Line, bs bookSide) {
+	refusals, slipRules := bs.refusals, bs.slipRules
 	for _, d := range denials {
 		r.Denials++
 		if d.Refusal == "" {
@@ -173,5 +210,4 @@ func Compare(lines []Line, book BookView) Report {
 			r.WithoutRules = append(r.WithoutRules, RulesMissing{Kind: EntryRefusal, Call: d.Call, Fingerprint: d.Refusal, BookLine: e.Line})
 		}
 	}
-	return r
 }

@@ -233,7 +233,6 @@ func fingerprintOrEmpty(what, s string) error {
 // members that are not its kind's and values of the wrong form.
 func decodeLine(obj map[string]any) (Line, error) {
 	var ln Line
-	var err error
 	kind, err := str(obj, "kind")
 	if err != nil {
 		return ln, err
@@ -243,39 +242,70 @@ func decodeLine(obj map[string]any) (Line, error) {
 	if !ok {
 		return ln, fmt.Errorf("unknown kind %q", kind)
 	}
+	if err := checkMembers(obj, kind, members); err != nil {
+		return ln, err
+	}
+	if err := decodeCommon(obj, &ln); err != nil {
+		return ln, err
+	}
+	if err := decodeKindMembers(obj, members, &ln); err != nil {
+		return ln, err
+	}
+	if err := checkFields(&ln); err != nil {
+		return ln, err
+	}
+	return ln, nil
+}
+
+// checkMembers confirms that obj holds every member its kind needs and no
+// member that is not its kind's.
+func checkMembers(obj map[string]any, kind string, members []member) error {
 	allowed := map[string]bool{"seq": true, "name": true, "kind": true, "when": true, "whenMs": true, "tag": true}
 	for _, m := range members {
 		allowed[m.name] = true
 		if _, present := obj[m.name]; !present && !m.optional {
-			return ln, fmt.Errorf("member %s is missing", m.name)
+			return fmt.Errorf("member %s is missing", m.name)
 		}
 	}
 	for k := range obj {
 		if !allowed[k] {
-			return ln, fmt.Errorf("member %q does not belong to a %s line", k, kind)
+			return fmt.Errorf("member %q does not belong to a %s line", k, kind)
 		}
 	}
+	return nil
+}
+
+// decodeCommon reads the members every line holds: seq, name, tag and the
+// time (when and whenMs, which must agree).
+func decodeCommon(obj map[string]any, ln *Line) error {
+	var err error
 	if ln.Seq, err = num(obj, "seq"); err != nil {
-		return ln, err
+		return err
 	}
 	if ln.Name, err = str(obj, "name"); err != nil {
-		return ln, err
+		return err
 	}
 	if ln.Tag, err = str(obj, "tag"); err != nil {
-		return ln, err
+		return err
 	}
 	ms, err := num(obj, "whenMs")
 	if err != nil {
-		return ln, err
+		return err
 	}
 	when, err := str(obj, "when")
 	if err != nil {
-		return ln, err
+		return err
 	}
 	ln.When = time.UnixMilli(ms).UTC()
 	if canon.FormatTime(ln.When) != when {
-		return ln, errors.New("when and whenMs name different times")
+		return errors.New("when and whenMs name different times")
 	}
+	return nil
+}
+
+// decodeKindMembers reads the members of the line's kind that are present.
+func decodeKindMembers(obj map[string]any, members []member, ln *Line) error {
+	var err error
 	for _, m := range members {
 		if _, present := obj[m.name]; !present {
 			continue
@@ -315,13 +345,10 @@ func decodeLine(obj map[string]any) (Line, error) {
 			ln.Codes, err = decodeCodes(obj[m.name])
 		}
 		if err != nil {
-			return ln, err
+			return err
 		}
 	}
-	if err := checkFields(&ln); err != nil {
-		return ln, err
-	}
-	return ln, nil
+	return nil
 }
 
 func str(obj map[string]any, key string) (string, error) {

@@ -9,6 +9,8 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/copylog"
 	"github.com/seed-6e06167c/mcp-executor/keys"
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
+	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
+	"github.com/seed-6e06167c/mcp-executor/receipts/slip"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/boot"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/contentrules"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
@@ -35,95 +37,138 @@ func Open(ctx context.Context, o OpenOptions) (_ *Executor, err error) {
 	for _, w := range warnings {
 		log.Warn("settings", slog.String("warning", w.String()))
 	}
-	var closers []func() error
+	var cl closers
 	defer func() {
 		if err != nil {
-			for i := len(closers) - 1; i >= 0; i-- {
-				_ = closers[i]()
-			}
+			_ = cl.close()
 		}
 	}()
+	p, err := loadParts(ctx, set, &cl, log)
+	if err != nil {
+		return nil, err
+	}
+	if err := openRecords(set, p, &cl, log); err != nil {
+		return nil, err
+	}
+	if err := p.loadRules(set, log); err != nil {
+		return nil, err
+	}
+	e := newExecutor(log, set, p.slip.Fingerprint, p.agent, p.exec, p.book, p.copy, p.rules, p.rulesFP)
+	e.closer = cl.close
+	if err := e.begin(ctx); err != nil {
+		e.Close() // closes what the start opened
+		cl = nil
+		return nil, err
+	}
+	return e, nil
+}
+
+// closers are what a start opened, closed in the reverse order.
+type closers []func() error
+
+func (c *closers) add(f func() error) { *c = append(*c, f) }
+
+func (c *closers) close() error {
+	var errs []error
+	for i := len(*c) - 1; i >= 0; i-- {
+		errs = append(errs, (*c)[i]())
+	}
+	return errors.Join(errs...)
+}
+
+// parts are what a start loads before the executor is made.
+type parts struct {
+	agent, exec jwk.Signer
+	copyKey     []byte
+	slip        *slip.Slip
+	book        *book.Book
+	copy        *copylog.Log
+	rules       *contentrules.Rules // nil without a rules file
+	rulesFP     string
+}
+
+// loadParts loads the key sets, the copy key and the slip, and reads the
+// tool server's credentials once; it writes nothing.
+func loadParts(ctx context.Context, set *settings.Settings, cl *closers, log *slog.Logger) (*parts, error) {
 	kopts, closeKeys, err := boot.KeyOptions(set, log)
 	if err != nil {
 		return nil, err
 	}
-	closers = append(closers, closeKeys)
-
-	agent, err := keys.LoadKeySet(ctx, boot.KeySetSpec(set.Agent.Keys), set.Dir, kopts)
-	if err != nil {
+	cl.add(closeKeys)
+	p := &parts{}
+	if p.agent, err = keys.LoadKeySet(ctx, boot.KeySetSpec(set.Agent.Keys), set.Dir, kopts); err != nil {
 		return nil, fmt.Errorf("the agent's keys: %w", err)
 	}
-	exec, err := keys.LoadKeySet(ctx, boot.KeySetSpec(set.Executor.Keys), set.Dir, kopts)
-	if err != nil {
+	if p.exec, err = keys.LoadKeySet(ctx, boot.KeySetSpec(set.Executor.Keys), set.Dir, kopts); err != nil {
 		return nil, fmt.Errorf("the executor's keys: %w", err)
 	}
-	copyKey, err := boot.LoadCopyKey(ctx, set, kopts, log)
-	if err != nil {
+	if p.copyKey, err = boot.LoadCopyKey(ctx, set, kopts, log); err != nil {
 		return nil, err
 	}
 	if len(set.Agent.IssuerKeys) == 0 {
 		return nil, errors.New("settings: agent.issuerKeys names no passkey; the executor acts only under a slip signed by a passkey it trusts")
 	}
-	sl, err := boot.LoadSlip(set, agent.Keys(), exec.Keys())
-	if err != nil {
+	if p.slip, err = boot.LoadSlip(set, p.agent.Keys(), p.exec.Keys()); err != nil {
 		return nil, err
 	}
-
 	// The tool server's credentials must be readable before anything is written: a start that would fail
 	// on them leaves no book and no copy behind.
 	if _, err := serverEnv(ctx, set, log); err != nil {
 		return nil, err
 	}
+	return p, nil
+}
 
-	if err := boot.RepairTornBook(set, copyKey, log); err != nil {
-		return nil, err
+// openRecords opens the book (repairing a torn last line the copy
+// explains), adds the slip to it, and opens the copy.
+func openRecords(set *settings.Settings, p *parts, cl *closers, log *slog.Logger) error {
+	if err := boot.RepairTornBook(set, p.copyKey, log); err != nil {
+		return err
 	}
 	bk, err := book.OpenBook(set.Agent.Book, book.Options{IssuerKeys: set.Agent.IssuerKeys})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	closers = append(closers, bk.Close)
+	cl.add(bk.Close)
 	if err := bk.Ledger().Sound(); err != nil {
-		return nil, fmt.Errorf("book %s: %w", set.Agent.Book, err)
+		return fmt.Errorf("book %s: %w", set.Agent.Book, err)
 	}
-	if err := boot.AddSlip(bk, sl); err != nil {
-		return nil, err
+	if err := boot.AddSlip(bk, p.slip); err != nil {
+		return err
 	}
-	cp, err := copylog.Open(set.Executor.Copy, copyKey, set.Name)
+	cp, err := copylog.Open(set.Executor.Copy, p.copyKey, set.Name)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	closers = append(closers, cp.Close)
+	cl.add(cp.Close)
+	p.book, p.copy = bk, cp
+	return nil
+}
 
-	var rules *contentrules.Rules
-	rulesFP := ""
-	if set.ContentRules != "" {
-		if rules, err = boot.LoadContentRules(set, sl, log); err != nil {
-			return nil, err
-		}
-		rulesFP = rules.Fingerprint()
-	} else if err := boot.NoRulesStated(sl); err != nil {
-		return nil, err
+// loadRules reads the rules on content the settings name; without any,
+// the slip must state none.
+func (p *parts) loadRules(set *settings.Settings, log *slog.Logger) error {
+	if set.ContentRules == "" {
+		return boot.NoRulesStated(p.slip)
 	}
+	rules, err := boot.LoadContentRules(set, p.slip, log)
+	if err != nil {
+		return err
+	}
+	p.rules, p.rulesFP = rules, rules.Fingerprint()
+	return nil
+}
 
-	e := newExecutor(log, set, sl.Fingerprint, agent, exec, bk, cp, rules, rulesFP)
-	e.closer = func() error {
-		var errs []error
-		for i := len(closers) - 1; i >= 0; i-- {
-			errs = append(errs, closers[i]())
-		}
-		return errors.Join(errs...)
-	}
+// begin writes the receipts of the calls the executor was sending when it
+// last stopped, and the copy's start line.
+func (e *Executor) begin(ctx context.Context) error {
 	if err := e.recover(ctx); err != nil {
-		e.Close()
-		err = fmt.Errorf("recovering at start: %w", err)
-		return nil, err
+		return fmt.Errorf("recovering at start: %w", err)
 	}
-	if err := cp.Append(copylog.Line{Kind: copylog.KindStart}); err != nil {
-		e.Close()
-		return nil, fmt.Errorf("writing the copy: %w", err)
+	if err := e.copy.Append(copylog.Line{Kind: copylog.KindStart}); err != nil {
+		return fmt.Errorf("writing the copy: %w", err)
 	}
-	log.Info("executor started", slog.String("name", set.Name), slog.String("slip", sl.Fingerprint),
-		slog.Int("bookEntries", bk.Ledger().Size()))
-	return e, nil
+	e.log.Info("executor started", slog.String("name", e.set.Name), slog.String("slip", e.slipFP),
+		slog.Int("bookEntries", e.ledger.Size()))
+	return nil
 }

@@ -198,36 +198,48 @@ func (s *Session) release(tc *toolCall) {
 // copy, and sends it; or refuses it. Calls are admitted one at a time, in
 // the order the client sent them.
 func (s *Session) admit(tc *toolCall) {
-	e := s.e
 	// A call's records are written whatever happens to the session's
 	// context (a stop signal): its context keeps the span, not the cancel.
 	tc.ctx, tc.span = tracer.Start(context.WithoutCancel(s.ctx), "tools/call", trace.WithAttributes(attribute.String(AttrCallID, tc.ourID)))
+	if !s.stillWanted(tc) || !s.judge(tc) {
+		return
+	}
+	s.reserve(tc)
+}
 
+// stillWanted ends a call withdrawn while it waited, or one that came
+// after the server ended or the executor stopped.
+func (s *Session) stillWanted(tc *toolCall) bool {
 	s.mu.Lock()
 	st, gone := tc.state, s.serverGone
 	s.mu.Unlock()
-	if st == stateWithdrawn {
+	switch {
+	case st == stateWithdrawn:
 		s.appendCopy(copylog.Line{Kind: copylog.KindWithdrawn, Call: tc.ourID})
 		tc.span.SetStatus(codes.Error, "withdrawn")
-		s.release(tc)
-		return
-	}
-	if gone {
+	case gone:
 		s.replyError(tc.clientID, wire.CodeNoAnswer, "no answer: the tool server ended", nil)
-		s.release(tc)
-		return
-	}
-	if e.stopped.Load() {
+	case s.e.stopped.Load():
 		s.replyError(tc.clientID, wire.CodeNotTaken, "not taken: "+ErrStopped.Error(), nil)
-		s.release(tc)
-		return
+	default:
+		return true
 	}
+	s.release(tc)
+	return false
+}
 
+// judge takes a call through the executor's own rules: the tool's rule,
+// the amount, the content rules and the arguments' RFC 8785 form; it sets
+// the call's action, amount and details. It reports whether the call goes
+// on to the check before acting; otherwise the call is answered (refused,
+// or forwarded when unlisted calls are).
+func (s *Session) judge(tc *toolCall) bool {
+	e := s.e
 	name, args, meta, ok := callParams(tc.msg)
 	if !ok || !settings.ToolNameOK(name) {
 		s.replyError(tc.clientID, wire.CodeInvalidParams, "the tool name must be 1 to 128 letters, digits, _, - and .", nil)
 		s.release(tc)
-		return
+		return false
 	}
 	tc.tool = name
 	tc.span.SetAttributes(attribute.String(AttrTool, name))
@@ -236,52 +248,68 @@ func (s *Session) admit(tc *toolCall) {
 		if e.forwardUnlisted() {
 			s.release(tc)
 			s.forward(tc.line, tc.msg)
-			return
+			return false
 		}
 		s.refuse(tc, refusal{action: ActionUnlisted, reason: "other", refused: CodeUnlisted, codes: []string{CodeUnlisted},
 			why: "no rule in the executor's settings names the tool " + quote(name)})
-		return
+		return false
 	}
 	tc.action = rule.Action
 	amt, err := readAmount(rule.Amount, args)
 	if err != nil {
 		ae := err.(*amountError)
 		s.refuse(tc, refusal{action: rule.Action, reason: "other", refused: ae.code, codes: []string{ae.code}, why: ae.why})
-		return
+		return false
 	}
 	tc.amount = amt
 	if e.rules != nil {
 		if cr := e.rules.Evaluate(name, args); cr != nil {
 			s.refuse(tc, refusal{action: rule.Action, amount: amt, reason: "other", refused: cr.Code, codes: []string{cr.Code},
 				rule: cr.Rule, why: cr.Message})
-			return
+			return false
 		}
 	}
-	argDoc := args
-	if argDoc == nil || string(argDoc) == "null" {
-		argDoc = []byte("{}") // no arguments: the document is {}
-	}
-	argFP, err := canon.JCSFingerprint(argDoc)
+	argFP, err := argumentsFingerprint(args)
 	if err != nil {
 		s.refuse(tc, refusal{action: rule.Action, amount: amt, reason: "other", refused: CodeArgumentsUnreadable,
 			codes: []string{CodeArgumentsUnreadable}, why: "the arguments cannot be written in the one form of RFC 8785"})
-		return
+		return false
 	}
-	tc.details = []record.Detail{
+	tc.details = e.callDetails(tc, argFP, meta)
+	return true
+}
+
+// argumentsFingerprint is the provared.arguments fingerprint: {} where
+// there are no arguments.
+func argumentsFingerprint(args []byte) (string, error) {
+	if args == nil || string(args) == "null" {
+		args = []byte("{}")
+	}
+	return canon.JCSFingerprint(args)
+}
+
+// callDetails are the documents a call's stub names before its outcome.
+func (e *Executor) callDetails(tc *toolCall, argFP, traceparent string) []record.Detail {
+	details := []record.Detail{
 		{Name: receipt.LabelArguments, SHA256: argFP},
-		record.TextDetail(receipt.LabelToolName, name),
+		record.TextDetail(receipt.LabelToolName, tc.tool),
 		record.TextDetail(receipt.LabelCall, tc.ourID),
 		record.TextDetail(receipt.LabelRequestID, tc.ourID),
 	}
-	if tid := traceID(meta); tid != "" {
-		tc.details = append(tc.details, record.TextDetail(receipt.LabelTraceID, tid))
+	if tid := traceID(traceparent); tid != "" {
+		details = append(details, record.TextDetail(receipt.LabelTraceID, tid))
 	}
 	if e.rulesFP != "" {
-		tc.details = append(tc.details, record.Detail{Name: receipt.LabelRules, SHA256: e.rulesFP})
+		details = append(details, record.Detail{Name: receipt.LabelRules, SHA256: e.rulesFP})
 	}
+	return details
+}
 
-	// The check before acting, the copy and the send order: one call at a
-	// time across every session.
+// reserve takes the call through the check before acting, the copy and
+// the send order, one call at a time across every session, and hands it
+// to send; or refuses it.
+func (s *Session) reserve(tc *toolCall) {
+	e := s.e
 	e.admitMu.Lock()
 	if e.stopped.Load() {
 		e.admitMu.Unlock()
@@ -290,11 +318,11 @@ func (s *Session) admit(tc *toolCall) {
 		return
 	}
 	tc.when = e.stubTime()
-	p := book.Proposal{Slip: e.slipFP, Action: tc.action, Amount: amt, With: e.set.Service, Details: tc.details, When: tc.when}
+	p := book.Proposal{Slip: e.slipFP, Action: tc.action, Amount: tc.amount, With: e.set.Service, Details: tc.details, When: tc.when}
 	h, d := e.ledger.Reserve(p)
 	if !d.Allowed {
 		e.admitMu.Unlock()
-		s.refuse(tc, refusal{action: tc.action, amount: amt, reason: d.Reason(), codes: decisionCodes(d), why: slipWhy(d)})
+		s.refuse(tc, refusal{action: tc.action, amount: tc.amount, reason: d.Reason(), codes: decisionCodes(d), why: slipWhy(d)})
 		return
 	}
 	tc.hold = h

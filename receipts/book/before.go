@@ -155,96 +155,109 @@ func notSound(format string, a ...any) error { return problem.New("record-not-so
 // the reference's order of tests and with its codes.
 func (r *reader) decide(p Proposal, fl *flight) decided {
 	out := decided{Decision: Decision{Problems: []Finding{}, Breaches: []Finding{}, Needs: []string{}}}
-	err := func() error {
-		if len(r.opts.IssuerKeys) == 0 {
-			return notSound("the check before acting must be told which passkeys it trusts: a slip signed by any other key allows nothing")
-		}
-		if r.failure != nil || r.size == 0 || r.running.problemEntries > 0 {
-			return notSound("a problem was found in the record so far; it must be looked at before the agent acts again")
-		}
-		if r.running.skipped || len(r.running.missing) > 0 {
-			return notSound("this device could not check every signature in the record so far")
-		}
-		if r.running.uncompared > 0 {
-			return notSound("this device could not compare every stub in the record so far with its slip")
-		}
-		if r.size+fl.lines >= MaxEntries {
-			return problem.New("too-large", "the book is full: it holds 100,000 entries")
-		}
-		if p.fault != nil {
-			return p.fault
-		}
-		c := p.content()
-		if err := validateRequest(c); err != nil {
-			return err
-		}
-		q := requestOf(c)
-		approvalValue, hasApproval := p.approval()
-		if lineBound(c, approvalValue, hasApproval) > MaxLineBytes {
-			return problem.New("too-large", "the record of this action would be longer than a line of a book may be")
-		}
-		st := r.slips[p.Slip]
-		if st == nil {
-			return problem.New("slip-missing", "the slip is not in the book")
-		}
-		if !st.verified {
-			return notSound("this device could not check the slip's signature")
-		}
-		if p.pass {
-			return problem.New("pass-missing", "the proposal names a pass, and passes for helper agents are not supported by this checker")
-		}
-		lastWhen := st.lastWhen
-		for _, call := range fl.calls {
-			if call.when > lastWhen {
-				lastWhen = call.when
-			}
-		}
-		if q.when < lastWhen {
-			return problem.New("time-went-backwards", "the action is dated before the last stub in its chain")
-		}
-		if p.terms {
-			return problem.New("terms-not-found", "the proposal names a service's terms, and terms are not supported by this checker")
-		}
-		svc := st.rules.with[q.with]
-		if !q.hasWith {
-			svc = nil
-		}
-		var v view = committedView{st.tally}
-		if fl.quick {
-			v = flightView{st.tally, fl.calls}
-		}
-		shown := compareWithSlip(st.rules, v, q, svc, st.cancelled, forBefore)
-		out.Needs = append(out.Needs, shown.needs...)
-		out.slip, out.when, out.effects = st, q.when, shown.effects
-		breaches := shown.breaches
-		if hasApproval {
-			o := &overlay{r: r, f: fl}
-			a, err := r.checkApproval(approvalValue, c, p.Slip, st, o)
-			if err != nil {
-				return err
-			}
-			if a.state != stateValid {
-				return notSound("this device could not check the approval's signature")
-			}
-			if a.when > q.when+clockAllowance {
-				return problem.New("approval-dated-after-stub", "the approval is dated later than the action")
-			}
-			out.approvalID = a.id
-		} else if contains(shown.needs, "approval") {
-			breaches = append(breaches, Finding{"approval-missing", "the slip asks for the person's own approval of this action, and none was handed to this check"})
-		}
-		if contains(shown.needs, "countersignature") && (svc == nil || svc.keys == nil) {
-			breaches = append(breaches, Finding{"countersignature-missing", "the slip asks for the other side to countersign this action, and the action names no service whose keys the slip gives: no countersignature could be given"})
-		}
-		out.Breaches = append(out.Breaches, breaches...)
-		out.Allowed = len(breaches) == 0
-		return nil
-	}()
-	if err != nil {
+	if err := r.decideInto(&out, p, fl); err != nil {
 		out.Allowed = false
 		out.Problems = append(out.Problems, findingOf(err))
 	}
 	return out
+}
+
+// bookReady says why the record so far cannot be acted on, if it cannot:
+// no trusted passkey, a problem found, a signature or a stub not checked
+// here, or no room left.
+func (r *reader) bookReady(fl *flight) error {
+	if len(r.opts.IssuerKeys) == 0 {
+		return notSound("the check before acting must be told which passkeys it trusts: a slip signed by any other key allows nothing")
+	}
+	if r.failure != nil || r.size == 0 || r.running.problemEntries > 0 {
+		return notSound("a problem was found in the record so far; it must be looked at before the agent acts again")
+	}
+	if r.running.skipped || len(r.running.missing) > 0 {
+		return notSound("this device could not check every signature in the record so far")
+	}
+	if r.running.uncompared > 0 {
+		return notSound("this device could not compare every stub in the record so far with its slip")
+	}
+	if r.size+fl.lines >= MaxEntries {
+		return problem.New("too-large", "the book is full: it holds 100,000 entries")
+	}
+	return nil
+}
+
+// decideInto runs decide's tests on the proposal itself, filling out; an
+// error is the problem that refuses it.
+func (r *reader) decideInto(out *decided, p Proposal, fl *flight) error {
+	if err := r.bookReady(fl); err != nil {
+		return err
+	}
+	if p.fault != nil {
+		return p.fault
+	}
+	c := p.content()
+	if err := validateRequest(c); err != nil {
+		return err
+	}
+	q := requestOf(c)
+	approvalValue, hasApproval := p.approval()
+	if lineBound(c, approvalValue, hasApproval) > MaxLineBytes {
+		return problem.New("too-large", "the record of this action would be longer than a line of a book may be")
+	}
+	st := r.slips[p.Slip]
+	if st == nil {
+		return problem.New("slip-missing", "the slip is not in the book")
+	}
+	if !st.verified {
+		return notSound("this device could not check the slip's signature")
+	}
+	if p.pass {
+		return problem.New("pass-missing", "the proposal names a pass, and passes for helper agents are not supported by this checker")
+	}
+	lastWhen := st.lastWhen
+	for _, call := range fl.calls {
+		if call.when > lastWhen {
+			lastWhen = call.when
+		}
+	}
+	if q.when < lastWhen {
+		return problem.New("time-went-backwards", "the action is dated before the last stub in its chain")
+	}
+	if p.terms {
+		return problem.New("terms-not-found", "the proposal names a service's terms, and terms are not supported by this checker")
+	}
+	svc := st.rules.with[q.with]
+	if !q.hasWith {
+		svc = nil
+	}
+	var v view = committedView{st.tally}
+	if fl.quick {
+		v = flightView{st.tally, fl.calls}
+	}
+	shown := compareWithSlip(st.rules, v, q, svc, st.cancelled, forBefore)
+	out.Needs = append(out.Needs, shown.needs...)
+	out.slip, out.when, out.effects = st, q.when, shown.effects
+	breaches := shown.breaches
+	if hasApproval {
+		o := &overlay{r: r, f: fl}
+		a, err := r.checkApproval(approvalValue, c, p.Slip, st, o)
+		if err != nil {
+			return err
+		}
+		if a.state != stateValid {
+			return notSound("this device could not check the approval's signature")
+		}
+		if a.when > q.when+clockAllowance {
+			return problem.New("approval-dated-after-stub", "the approval is dated later than the action")
+		}
+		out.approvalID = a.id
+	} else if contains(shown.needs, "approval") {
+		breaches = append(breaches, Finding{"approval-missing", "the slip asks for the person's own approval of this action, and none was handed to this check"})
+	}
+	if contains(shown.needs, "countersignature") && (svc == nil || svc.keys == nil) {
+		breaches = append(breaches, Finding{"countersignature-missing", "the slip asks for the other side to countersign this action, and the action names no service whose keys the slip gives: no countersignature could be given"})
+	}
+	out.Breaches = append(out.Breaches, breaches...)
+	out.Allowed = len(breaches) == 0
+	return nil
 }
 
 // CheckBefore asks whether an action would be outside its slip, reading

@@ -336,6 +336,14 @@ func (c *setupCheck) checkSlip() {
 			canon.FormatTime(sl.ValidFrom), canon.FormatTime(sl.ValidUntil)), "")
 	}
 
+	c.slipKeys(sl, where)
+	c.slipTerms(sl, where)
+}
+
+// slipKeys compares the slip's agent keys and its with entry for the
+// service with the key sets held.
+func (c *setupCheck) slipKeys(sl *slip.Slip, where string) {
+	set := c.set
 	switch {
 	case c.agentFP == "":
 		c.rep.add(LevelNote, "slip", where, "its agent keys were not compared: the agent keys did not load", "")
@@ -361,6 +369,12 @@ func (c *setupCheck) checkSlip() {
 	default:
 		c.rep.add(LevelOK, "slip", where, fmt.Sprintf("its with entry %q holds the executor keys", set.Service), "")
 	}
+}
+
+// slipTerms warns of a slip that does not ask for the countersignature,
+// is outside its valid time, or does not allow a tool's action.
+func (c *setupCheck) slipTerms(sl *slip.Slip, where string) {
+	set := c.set
 	countersigned := false
 	for _, r := range sl.Requires {
 		countersigned = countersigned || (r.Need == "countersignature" && r.Action == "" && r.Above == nil)
@@ -382,6 +396,7 @@ func (c *setupCheck) checkSlip() {
 				"correct the action, or have the person allow it")
 		}
 	}
+
 }
 
 func (c *setupCheck) contentRules() {
