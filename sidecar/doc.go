@@ -51,7 +51,9 @@
 // # Labels
 //
 // A stub's details name what the executor knows, each the SHA-256
-// (base64url) of a document:
+// (base64url) of a document (the labels and the stub and denial builders
+// are in package receipts/receipt; the start-up loader is sidecar/boot,
+// and the check, compare and keys reports are sidecar/report):
 //
 //	provared.arguments     the call's arguments, RFC 8785 ({} where there are none)
 //	provared.tool-name     the tool's name as UTF-8 text
@@ -68,6 +70,6 @@
 // A call the copy shows as sent with no receipt gets its stub at the next
 // start, dated when it was sent and countersigned now, naming the outcome
 // the copy holds (a not-written line) or provared.error with
-// [TextStoppedWhileSent], and executor.written-late. It is never sent
+// receipt.TextStoppedWhileSent, and executor.written-late. It is never sent
 // again. A call sent under another slip stops the start.
 package sidecar
