@@ -15,6 +15,8 @@ const (
 	LabelToolResult  = "provared.tool-result"  // the server's whole result, RFC 8785
 	LabelError       = "provared.error"        // otherwise: the error text or the server's error
 	LabelWrittenLate = "executor.written-late" // a fixed text: written at a restart
+	LabelServer      = "executor.server"       // the tool server's name, when the settings name several
+	LabelApproval    = "executor.approval"     // the answer that let a held call through, as the copy holds it
 )
 
 // Fixed texts whose fingerprints stand for what the executor cannot bind.

@@ -1,0 +1,57 @@
+package boot
+
+import (
+	"errors"
+	"io/fs"
+	"testing"
+
+	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
+	"github.com/seed-6e06167c/mcp-executor/receipts/book"
+	"github.com/seed-6e06167c/mcp-executor/receipts/slip"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
+)
+
+// TestAddSlip: the slip is added once; a start that finds it in the book adds nothing; the slip is found
+// by the book reader when it is not the first line.
+func TestAddSlip(t *testing.T) {
+	e, err := devsetup.Build(devsetup.Options{Dir: t.TempDir(), Command: "/bin/true",
+		Tools: map[string]devsetup.Tool{"echo": {Action: "provared.data.read"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, _, err := settings.Load(e.SettingsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sl, err := LoadSlip(set, e.Agent.Keys(), e.Executor.Keys())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sl.Fingerprint != e.Slip.Fingerprint {
+		t.Fatalf("LoadSlip read %s, want %s", sl.Fingerprint, e.Slip.Fingerprint)
+	}
+	for range 2 {
+		bk, err := book.OpenBook(e.BookPath, book.Options{IssuerKeys: []string{e.Thumbprint}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := AddSlip(bk, sl); err != nil {
+			t.Fatal(err)
+		}
+		if got := bk.Ledger().Size(); got != 1 {
+			t.Errorf("%d entries, want 1", got)
+		}
+		bk.Close()
+	}
+	there, err := slipInBook(e.BookPath, sl)
+	if err != nil || !there {
+		t.Errorf("slipInBook: %v, %v", there, err)
+	}
+	other := &slip.Slip{Fingerprint: "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}
+	if there, err := slipInBook(e.BookPath, other); err != nil || there {
+		t.Errorf("slipInBook of another slip: %v, %v", there, err)
+	}
+	if _, err := slipInBook(e.BookPath+".none", sl); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a missing book: %v", err)
+	}
+}
