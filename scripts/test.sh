@@ -84,7 +84,12 @@ setup() {
 }
 
 step "set up (node $(node --version 2>/dev/null || echo missing), $(go version 2>/dev/null | awk '{print $3}'))"
+mkdir -p "$TOOLS_DIR"
+# One set-up at a time on a machine: two runs would otherwise race on npm ci, go install or a build.
+exec 9>"$TOOLS_DIR/.test-setup.lock"
+flock 9
 setup
+flock -u 9
 [ "${1:-}" = setup ] && exit 0
 
 step "go vet"
