@@ -51,7 +51,7 @@ func render(t *testing.T, valueFiles []string, sets ...string) (string, error) {
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("helm template: %v: %s", err, errb.String())
+		return "", fmt.Errorf("helm template: %w: %s", err, errb.String())
 	}
 	return out.String(), nil
 }
