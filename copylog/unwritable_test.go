@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -166,12 +167,17 @@ func TestFailedWriteFailsEveryWaiter(t *testing.T) {
 		go func() { results <- l.Append(withdrawnLine(string(rune('a' + i)))) }()
 	}
 	// Wait until the four are queued, then let the write fail.
+	deadline := time.Now().Add(10 * time.Second)
 	for {
 		l.mu.Lock()
 		n := len(l.pending)
 		l.mu.Unlock()
 		if n == 4 {
 			break
+		}
+		if time.Now().After(deadline) {
+			close(release)
+			t.Fatalf("%d of 4 appends queued behind the first after 10s", n)
 		}
 		runtime.Gosched()
 	}

@@ -22,18 +22,27 @@ import (
 
 const chartDir = "../charts/mcp-executor"
 
-// helmBin finds helm; .ci/run installs it (go install helm.sh/helm/v3/cmd/helm@v3.22.0).
+// helmBin finds helm: on PATH, else where scripts/test.sh installs it ($MCP_EXECUTOR_TOOLS_DIR/bin, by
+// default ~/.cache/mcp-executor-tools/bin), else in ~/go/bin.
 func helmBin(t *testing.T) string {
 	t.Helper()
 	if p, err := exec.LookPath("helm"); err == nil {
 		return p
 	}
-	home, _ := os.UserHomeDir()
-	p := filepath.Join(home, "go", "bin", "helm")
-	if _, err := os.Stat(p); err == nil {
-		return p
+	home, err := os.UserHomeDir()
+	if err != nil {
+		t.Fatalf("helm is not on PATH, and the home folder to look in is unknown: %v", err)
 	}
-	t.Fatal("helm not found on PATH or in ~/go/bin: install it with `go install helm.sh/helm/v3/cmd/helm@v3.22.0`")
+	tools := os.Getenv("MCP_EXECUTOR_TOOLS_DIR")
+	if tools == "" {
+		tools = filepath.Join(home, ".cache", "mcp-executor-tools")
+	}
+	for _, p := range []string{filepath.Join(tools, "bin", "helm"), filepath.Join(home, "go", "bin", "helm")} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	t.Fatalf("helm is not on PATH, in %s or in ~/go/bin: run ./scripts/test.sh setup, which installs helm v3.22.0", filepath.Join(tools, "bin"))
 	return ""
 }
 
@@ -51,7 +60,7 @@ func render(t *testing.T, valueFiles []string, sets ...string) (string, error) {
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("helm template: %v: %s", err, errb.String())
+		return "", fmt.Errorf("helm template: %w: %s", err, errb.String())
 	}
 	return out.String(), nil
 }

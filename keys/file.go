@@ -45,7 +45,7 @@ func (s *fileSource) Read(ctx context.Context) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", s.Describe(), err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: a failed close loses nothing
 	info, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", s.Describe(), err)
@@ -71,7 +71,7 @@ func (s *fileSource) checkMode(perm fs.FileMode) error {
 		return fmt.Errorf("reading %s: the file gives others access (mode %04o); a secret file must be 0600 or 0400 (chmod 600 %s)", s.Describe(), perm, s.path)
 	}
 	if perm&0o070 != 0 {
-		s.log.Warn("secret file gives its group access", "source", s.spec, "path", s.path, "mode", fmt.Sprintf("%04o", perm))
+		s.log.Warn("secret file gives its group access", slog.String("source", s.spec), slog.String("path", s.path), slog.String("mode", fmt.Sprintf("%04o", perm)))
 	}
 	return nil
 }
@@ -94,18 +94,20 @@ func (s *fileSource) Create(ctx context.Context, value []byte) error {
 		return fmt.Errorf("creating %s: %w", s.Describe(), err)
 	}
 	tmpName := tmp.Name()
-	defer os.Remove(tmpName)
+	// Once linked into place the temporary name is only a second name of the file; on failure it is the
+	// half-written file. Either way it goes, and a failure to remove it leaves a dot-file, never a wrong key.
+	defer func() { _ = os.Remove(tmpName) }()
 	content := append(bytes.Clone(value), '\n')
 	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
+		_ = tmp.Close() // the error above is the one to report
 		return fmt.Errorf("creating %s: %w", s.Describe(), err)
 	}
 	if _, err := tmp.Write(content); err != nil {
-		tmp.Close()
+		_ = tmp.Close() // the error above is the one to report
 		return fmt.Errorf("creating %s: %w", s.Describe(), err)
 	}
 	if err := tmp.Sync(); err != nil {
-		tmp.Close()
+		_ = tmp.Close() // the error above is the one to report
 		return fmt.Errorf("creating %s: %w", s.Describe(), err)
 	}
 	if err := tmp.Close(); err != nil {
@@ -160,8 +162,11 @@ var syncDir = func(dir string) error {
 	if err != nil {
 		return err
 	}
-	defer d.Close()
-	return d.Sync()
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 func dropNewline(b []byte) []byte {

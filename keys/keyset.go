@@ -48,7 +48,7 @@ func loadKeySet(ctx context.Context, spec KeySetSpec, baseDir string, opts Optio
 	if err != nil {
 		return nil, false, fmt.Errorf("key set: %w", err)
 	}
-	_, transit := src.(*transitSource)
+	transitSrc, transit := src.(*transitSource)
 	if spec.MLDSA == "" {
 		if transit {
 			return nil, false, fmt.Errorf("key set %s: a Vault Transit key is only the Ed25519 half; name a second source for the ML-DSA-87 seed: open-source Vault's Transit has no ML-DSA keys (enterprise only)", src.Name())
@@ -63,7 +63,7 @@ func loadKeySet(ctx context.Context, spec KeySetSpec, baseDir string, opts Optio
 		return nil, false, fmt.Errorf("key set %s: the ML-DSA-87 half cannot be a Vault Transit key (open-source Vault has no ML-DSA keys)", src.Name())
 	}
 	if transit {
-		return loadTransitKeySet(ctx, src.(*transitSource), mlSrc, opts, create)
+		return loadTransitKeySet(ctx, transitSrc, mlSrc, opts, create)
 	}
 	edSeed, edCreated, err := readOrCreateHalf(ctx, src, create, jwk.Ed25519)
 	if err != nil {

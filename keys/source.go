@@ -80,7 +80,7 @@ func ParseSource(spec, baseDir string, opts Options) (Source, error) {
 		return newFileSource(spec, spec, baseDir, opts), nil
 	case "file:":
 		if rest == "" {
-			return nil, fmt.Errorf("source %q: no file path after file:", spec)
+			return nil, fmt.Errorf("source %q: no file path after \"file:\"", spec)
 		}
 		return newFileSource(spec, rest, baseDir, opts), nil
 	case "env:":

@@ -198,12 +198,12 @@ func FuzzParseSource(f *testing.F) {
 func TestFileSourceCreateSyncsFolders(t *testing.T) {
 	dir := t.TempDir()
 	var synced []string
-	real := syncDir
+	realSync := syncDir
 	syncDir = func(d string) error {
 		synced = append(synced, d)
-		return real(d)
+		return realSync(d)
 	}
-	t.Cleanup(func() { syncDir = real })
+	t.Cleanup(func() { syncDir = realSync })
 
 	src, _ := ParseSource("sub/dir/value", dir, Options{})
 	if err := src.(Creator).Create(context.Background(), []byte("v")); err != nil {

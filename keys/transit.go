@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 
 	"github.com/seed-6e06167c/mcp-executor/keys/vault"
 	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
@@ -69,7 +70,7 @@ func loadTransitKeySet(ctx context.Context, t *transitSource, mlSrc Source, opts
 		return nil, false, fmt.Errorf("key set %s: %w", t.spec, err)
 	}
 	if key.Exportable {
-		opts.logger().Warn("vault transit key is exportable: its private key can leave Vault", "source", t.spec)
+		opts.logger().Warn("vault transit key is exportable: its private key can leave Vault", slog.String("source", t.spec))
 	}
 	mlSeed, mlCreated, err := readOrCreateHalf(ctx, mlSrc, create, jwk.MLDSA87)
 	if err != nil {

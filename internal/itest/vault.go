@@ -122,8 +122,8 @@ func AppRole(t testing.TB, root *api.Client, mount, role, policy string, ttl, ma
 		t.Fatal(err)
 	}
 	sid := VaultWrite(t, root, "auth/"+mount+"/role/"+role+"/secret-id", nil)
-	roleIDFile = WriteSecretFile(t, dir, role+".role-id", rid.Data["role_id"].(string))
-	secretIDFile = WriteSecretFile(t, dir, role+".secret-id", sid.Data["secret_id"].(string))
+	roleIDFile = WriteSecretFile(t, dir, role+".role-id", dataString(t, rid, "role_id"))
+	secretIDFile = WriteSecretFile(t, dir, role+".secret-id", dataString(t, sid, "secret_id"))
 	return roleIDFile, secretIDFile
 }
 
@@ -143,4 +143,17 @@ func KubernetesAuth(t testing.TB, root *api.Client, k *Kube, mount, ns string) {
 	VaultWrite(t, root, "auth/"+mount+"/config", map[string]any{
 		"kubernetes_host": k.Server, "kubernetes_ca_cert": string(ca), "token_reviewer_jwt": reviewer,
 	})
+}
+
+// dataString returns the text field key of a Vault answer's data, failing the test when it is not there.
+func dataString(t testing.TB, s *api.Secret, key string) string {
+	t.Helper()
+	if s == nil {
+		t.Fatalf("vault answered nothing where %s was expected", key)
+	}
+	v, ok := s.Data[key].(string)
+	if !ok {
+		t.Fatalf("vault's answer has no text field %s: %v", key, s.Data)
+	}
+	return v
 }

@@ -14,7 +14,9 @@ func TestConcurrentWrites(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for j := 0; j < 100; j++ {
-				b.Write([]byte("x"))
+				if _, err := b.Write([]byte("x")); err != nil {
+					t.Error(err)
+				}
 				_ = b.String()
 			}
 		}()

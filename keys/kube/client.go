@@ -30,7 +30,7 @@ type slogWarnings struct{ log *slog.Logger }
 
 func (w slogWarnings) HandleWarningHeader(code int, agent, text string) {
 	if code == 299 && text != "" {
-		w.log.Warn("kubernetes API warning", "text", text)
+		w.log.Warn("kubernetes API warning", slog.String("text", text))
 	}
 }
 

@@ -90,7 +90,7 @@ func New(opts Options) (*Client, error) {
 		auth:    m,
 		api:     tc,
 		lc:      lc,
-		log:     log.With("vault", tc.Address(), "auth", m.name()),
+		log:     log.With(slog.String("vault", tc.Address()), slog.String("auth", m.name())),
 		wake:    make(chan struct{}, 1),
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
@@ -163,7 +163,7 @@ func (c *Client) relogin(ctx context.Context, stale string) error {
 		c.refreshAt = c.expiresAt
 	}
 	c.mu.Unlock()
-	c.log.Info("vault login", "ttl", g.ttl.String(), "renewable", g.renewable)
+	c.log.Info("vault login", slog.String("ttl", g.ttl.String()), slog.Bool("renewable", g.renewable))
 	c.startLoop.Do(func() { go c.keepAlive() })
 	c.poke()
 	return nil
@@ -244,12 +244,12 @@ func (c *Client) refresh() {
 				c.renewals++
 				c.setLifetime(time.Now(), got)
 				c.mu.Unlock()
-				c.log.Debug("vault token renewed", "ttl", got.String())
+				c.log.Debug("vault token renewed", slog.String("ttl", got.String()))
 				return
 			}
-			c.log.Info("vault token near its max ttl; logging in again", "ttl", got.String())
+			c.log.Info("vault token near its max ttl; logging in again", slog.String("ttl", got.String()))
 		} else if err != nil {
-			c.log.Warn("vault token renewal failed; logging in again", "error", c.fail("renewing token", "auth/token/renew-self", err).Error())
+			c.log.Warn("vault token renewal failed; logging in again", slog.String("error", c.fail("renewing token", "auth/token/renew-self", err).Error()))
 		}
 	}
 	if err := c.relogin(ctx, tok); err != nil {
@@ -257,7 +257,7 @@ func (c *Client) refresh() {
 		if left := time.Until(expires); left > 0 {
 			retry = min(max(left/4, time.Second), retry)
 		}
-		c.log.Warn("vault re-login failed; trying again", "in", retry.String(), "error", err.Error())
+		c.log.Warn("vault re-login failed; trying again", slog.String("in", retry.String()), slog.String("error", err.Error()))
 		c.mu.Lock()
 		c.refreshAt = time.Now().Add(retry)
 		c.mu.Unlock()
@@ -274,7 +274,7 @@ func (c *Client) call(ctx context.Context, op, path string, fn func(*api.Client)
 	tok := c.api.Token()
 	s, err := fn(c.api)
 	if err != nil && status(err) == 403 && c.tokenGone(ctx) {
-		c.log.Info("vault token refused (revoked or expired); logging in again", "op", op, "path", path)
+		c.log.Info("vault token refused (revoked or expired); logging in again", slog.String("op", op), slog.String("path", path))
 		if lerr := c.relogin(ctx, tok); lerr != nil {
 			return nil, lerr
 		}

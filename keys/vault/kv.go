@@ -3,6 +3,7 @@ package vault
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -87,6 +88,6 @@ func (c *Client) readKV(ctx context.Context, mount, path string) (map[string]any
 func kvDataPath(mount, path string) string { return mount + "/data/" + path }
 
 func isNotExist(err error) bool {
-	e, ok := err.(*Error)
-	return ok && e.Status == 404
+	var e *Error
+	return errors.As(err, &e) && e.Status == 404
 }

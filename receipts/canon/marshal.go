@@ -32,6 +32,7 @@ func MustMarshal(v any) []byte {
 }
 
 func appendValue(out []byte, v any, depth int) ([]byte, error) {
+	value := func(out []byte, e any) ([]byte, error) { return appendValue(out, e, depth+1) }
 	switch x := v.(type) {
 	case string:
 		return appendString(out, x)
@@ -49,80 +50,59 @@ func appendValue(out []byte, v any, depth int) ([]byte, error) {
 		}
 		return appendInt(out, int64(x))
 	case []any:
-		if depth >= MaxDepth {
-			return nil, errTooDeep()
-		}
-		out = append(out, '[')
-		for i, e := range x {
-			if i > 0 {
-				out = append(out, ',')
-			}
-			var err error
-			if out, err = appendValue(out, e, depth+1); err != nil {
-				return nil, err
-			}
-		}
-		return append(out, ']'), nil
+		return appendList(out, x, depth, value)
 	case []string:
-		if depth >= MaxDepth {
-			return nil, errTooDeep()
-		}
-		out = append(out, '[')
-		for i, e := range x {
-			if i > 0 {
-				out = append(out, ',')
-			}
-			var err error
-			if out, err = appendString(out, e); err != nil {
-				return nil, err
-			}
-		}
-		return append(out, ']'), nil
+		return appendList(out, x, depth, appendString)
 	case map[string]any:
-		if depth >= MaxDepth {
-			return nil, errTooDeep()
-		}
-		keys := sortedKeys(x)
-		out = append(out, '{')
-		for i, k := range keys {
-			if i > 0 {
-				out = append(out, ',')
-			}
-			var err error
-			if out, err = appendString(out, k); err != nil {
-				return nil, err
-			}
-			out = append(out, ':')
-			if out, err = appendValue(out, x[k], depth+1); err != nil {
-				return nil, err
-			}
-		}
-		return append(out, '}'), nil
+		return appendObject(out, x, depth, value)
 	case map[string]string:
-		if depth >= MaxDepth {
-			return nil, errTooDeep()
-		}
-		keys := sortedKeys(x)
-		out = append(out, '{')
-		for i, k := range keys {
-			if i > 0 {
-				out = append(out, ',')
-			}
-			var err error
-			if out, err = appendString(out, k); err != nil {
-				return nil, err
-			}
-			out = append(out, ':')
-			if out, err = appendString(out, x[k]); err != nil {
-				return nil, err
-			}
-		}
-		return append(out, '}'), nil
+		return appendObject(out, x, depth, appendString)
 	case nil:
 		return nil, problem.New(CodeNotCanonical, "only objects, lists, strings and whole numbers are allowed, not null")
 	default:
 		return nil, problem.New(CodeNotCanonical, "only objects, lists, strings and whole numbers are allowed, not %T", v)
 	}
+}
+
+// appendList writes a list at depth, each item with item.
+func appendList[T any](out []byte, items []T, depth int, item func([]byte, T) ([]byte, error)) ([]byte, error) {
+	if depth >= MaxDepth {
+		return nil, errTooDeep()
+	}
+	out = append(out, '[')
+	for i, e := range items {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		var err error
+		if out, err = item(out, e); err != nil {
+			return nil, err
+		}
+	}
+	return append(out, ']'), nil
+}
+
+// appendObject writes an object at depth, members in the order of their names (UTF-16 code units, as
+// sortedKeys gives them), each value with value.
+func appendObject[V any](out []byte, m map[string]V, depth int, value func([]byte, V) ([]byte, error)) ([]byte, error) {
+	if depth >= MaxDepth {
+		return nil, errTooDeep()
+	}
+	out = append(out, '{')
+	for i, k := range sortedKeys(m) {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		var err error
+		if out, err = appendString(out, k); err != nil {
+			return nil, err
+		}
+		out = append(out, ':')
+		if out, err = value(out, m[k]); err != nil {
+			return nil, err
+		}
+	}
+	return append(out, '}'), nil
 }
 
 func sortedKeys[V any](m map[string]V) []string {

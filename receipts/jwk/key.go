@@ -115,88 +115,21 @@ func CheckKeyAt(v any, where string, allowed ...string) (*Key, error) {
 		return b, nil
 	}
 	k := &Key{Alg: alg}
+	var err error
 	switch alg {
 	case Ed25519:
-		if text["kty"] != "OKP" || text["crv"] != "Ed25519" {
-			return nil, bad("an Ed25519 key has kty OKP and crv Ed25519")
-		}
-		x, err := decode("x")
-		if err != nil {
-			return nil, err
-		}
-		if len(x) != ed25519.PublicKeySize {
-			return nil, bad("an Ed25519 public key is 32 bytes")
-		}
-		if WeakEd25519(x) {
-			return nil, bad("this Ed25519 public key is one under which anyone can sign, and is not accepted")
-		}
-		k.ed, k.bytes = ed25519.PublicKey(x), x
+		err = k.readEd25519(text, decode, bad)
 	case MLDSA87:
-		if text["kty"] != "AKP" {
-			return nil, bad("an ML-DSA-87 key has kty AKP")
-		}
-		pub, err := decode("pub")
-		if err != nil {
-			return nil, err
-		}
-		if len(pub) != MLDSA87PublicKeySize {
-			return nil, bad("an ML-DSA-87 public key is 2,592 bytes")
-		}
-		k.ml = new(mldsa87.PublicKey)
-		if err := k.ml.UnmarshalBinary(pub); err != nil {
-			return nil, bad("an ML-DSA-87 public key is 2,592 bytes")
-		}
-		k.bytes = pub
+		err = k.readMLDSA87(text, decode, bad)
 	case SLHDSA256:
-		if text["kty"] != "AKP" {
-			return nil, bad("an SLH-DSA key has kty AKP")
-		}
-		pub, err := decode("pub")
-		if err != nil {
-			return nil, err
-		}
-		if len(pub) != SLHDSA256PublicKey {
-			return nil, bad("an SLH-DSA-SHA2-256s public key is 64 bytes")
-		}
-		k.bytes = pub
+		err = k.readSLHDSA(text, decode, bad)
 	case ES256:
-		if text["kty"] != "EC" || text["crv"] != "P-256" {
-			return nil, bad("an ES256 key has kty EC and crv P-256")
-		}
-		x, err := decode("x")
-		if err != nil {
-			return nil, err
-		}
-		y, err := decode("y")
-		if err != nil {
-			return nil, err
-		}
-		if len(x) != 32 || len(y) != 32 {
-			return nil, bad("the two halves of a P-256 public key are 32 bytes each")
-		}
-		k.bytes = append(append([]byte{4}, x...), y...)
-		// The reference accepts the shape without testing the point; a point
-		// off the curve is a key under which no signature checks.
-		if pub, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), k.bytes); err == nil {
-			k.ec = pub
-		}
+		err = k.readES256(text, decode, bad)
 	case RS256:
-		if text["kty"] != "RSA" || text["e"] != "AQAB" {
-			return nil, bad("an RS256 key has kty RSA and e AQAB")
-		}
-		n, err := decode("n")
-		if err != nil {
-			return nil, err
-		}
-		size := 0
-		if len(n) > 0 && n[0] != 0 {
-			size = (len(n)-1)*8 + bits.Len8(n[0])
-		}
-		if size < MinRSABits || size > MaxRSABits {
-			return nil, bad("an RS256 key is 2,048 to 8,192 bits")
-		}
-		k.rsa = &rsa.PublicKey{N: new(big.Int).SetBytes(n), E: 65537}
-		k.bytes = n
+		err = k.readRS256(text, decode, bad)
+	}
+	if err != nil {
+		return nil, err
 	}
 	k.JWK = make(map[string]any, len(text))
 	for name, s := range text {
@@ -204,6 +137,105 @@ func CheckKeyAt(v any, where string, allowed ...string) (*Key, error) {
 	}
 	k.Thumbprint = thumbprint(k.JWK)
 	return k, nil
+}
+
+// The readers below confirm the members of one key type (text holds them, each checked to be text;
+// decode reads one as base64url; bad makes the "bad-key" error) and set the key's public half.
+
+func (k *Key) readEd25519(text map[string]string, decode func(string) ([]byte, error), bad func(string, ...any) error) error {
+	if text["kty"] != "OKP" || text["crv"] != "Ed25519" {
+		return bad("an Ed25519 key has kty OKP and crv Ed25519")
+	}
+	x, err := decode("x")
+	if err != nil {
+		return err
+	}
+	if len(x) != ed25519.PublicKeySize {
+		return bad("an Ed25519 public key is 32 bytes")
+	}
+	if WeakEd25519(x) {
+		return bad("this Ed25519 public key is one under which anyone can sign, and is not accepted")
+	}
+	k.ed, k.bytes = ed25519.PublicKey(x), x
+	return nil
+}
+
+func (k *Key) readMLDSA87(text map[string]string, decode func(string) ([]byte, error), bad func(string, ...any) error) error {
+	if text["kty"] != "AKP" {
+		return bad("an ML-DSA-87 key has kty AKP")
+	}
+	pub, err := decode("pub")
+	if err != nil {
+		return err
+	}
+	if len(pub) != MLDSA87PublicKeySize {
+		return bad("an ML-DSA-87 public key is 2,592 bytes")
+	}
+	k.ml = new(mldsa87.PublicKey)
+	if err := k.ml.UnmarshalBinary(pub); err != nil {
+		return bad("an ML-DSA-87 public key is 2,592 bytes")
+	}
+	k.bytes = pub
+	return nil
+}
+
+func (k *Key) readSLHDSA(text map[string]string, decode func(string) ([]byte, error), bad func(string, ...any) error) error {
+	if text["kty"] != "AKP" {
+		return bad("an SLH-DSA key has kty AKP")
+	}
+	pub, err := decode("pub")
+	if err != nil {
+		return err
+	}
+	if len(pub) != SLHDSA256PublicKey {
+		return bad("an SLH-DSA-SHA2-256s public key is 64 bytes")
+	}
+	k.bytes = pub
+	return nil
+}
+
+func (k *Key) readES256(text map[string]string, decode func(string) ([]byte, error), bad func(string, ...any) error) error {
+	if text["kty"] != "EC" || text["crv"] != "P-256" {
+		return bad("an ES256 key has kty EC and crv P-256")
+	}
+	x, err := decode("x")
+	if err != nil {
+		return err
+	}
+	y, err := decode("y")
+	if err != nil {
+		return err
+	}
+	if len(x) != 32 || len(y) != 32 {
+		return bad("the two halves of a P-256 public key are 32 bytes each")
+	}
+	k.bytes = append(append([]byte{4}, x...), y...)
+	// The reference accepts the shape without testing the point; a point
+	// off the curve is a key under which no signature checks.
+	if pub, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), k.bytes); err == nil {
+		k.ec = pub
+	}
+	return nil
+}
+
+func (k *Key) readRS256(text map[string]string, decode func(string) ([]byte, error), bad func(string, ...any) error) error {
+	if text["kty"] != "RSA" || text["e"] != "AQAB" {
+		return bad("an RS256 key has kty RSA and e AQAB")
+	}
+	n, err := decode("n")
+	if err != nil {
+		return err
+	}
+	size := 0
+	if len(n) > 0 && n[0] != 0 {
+		size = (len(n)-1)*8 + bits.Len8(n[0])
+	}
+	if size < MinRSABits || size > MaxRSABits {
+		return bad("an RS256 key is 2,048 to 8,192 bits")
+	}
+	k.rsa = &rsa.PublicKey{N: new(big.Int).SetBytes(n), E: 65537}
+	k.bytes = n
+	return nil
 }
 
 // thumbprint is RFC 7638 with SHA-256: the required members, sorted, with

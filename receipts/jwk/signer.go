@@ -40,7 +40,11 @@ func NewLocalSigner(ed25519Seed, mldsaSeed []byte) (*LocalSigner, error) {
 	var seed [mldsa87.SeedSize]byte
 	copy(seed[:], mldsaSeed)
 	mlPub, mlPriv := mldsa87.NewKeyFromSeed(&seed)
-	edKey, err := NewEd25519Key(edPriv.Public().(ed25519.PublicKey))
+	edPub, ok := edPriv.Public().(ed25519.PublicKey)
+	if !ok {
+		return nil, fmt.Errorf("making a local key set: crypto/ed25519 returned a public key of type %T", edPriv.Public())
+	}
+	edKey, err := NewEd25519Key(edPub)
 	if err != nil {
 		return nil, fmt.Errorf("making a local key set: %w", err)
 	}

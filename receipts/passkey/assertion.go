@@ -27,9 +27,9 @@ const (
 type State string
 
 const (
-	// Valid: every step passed and the signature checks.
+	// Valid means every step passed and the signature checks.
 	Valid State = "valid"
-	// Unavailable: every step before the signature passed, but this checker
+	// Unavailable means every step before the signature passed, but this checker
 	// was told to treat the signing method as not built in. Never a pass.
 	Unavailable State = "unavailable"
 )

@@ -130,9 +130,14 @@ func (d *DevPasskey) Save(path string) error {
 	if err != nil {
 		return fmt.Errorf("writing development passkey %s: %w", path, err)
 	}
+	x, xOK := d.key.JWK["x"].(string)
+	y, yOK := d.key.JWK["y"].(string)
+	if !xOK || !yOK {
+		return fmt.Errorf("writing development passkey %s: its public key has no x and y coordinates", path)
+	}
 	text, err := json.Marshal(devKeyFile{
 		Crv: "P-256", D: canon.B64(dBytes), Kty: "EC",
-		X: d.key.JWK["x"].(string), Y: d.key.JWK["y"].(string), Note: DevNote,
+		X: x, Y: y, Note: DevNote,
 	})
 	if err != nil {
 		return fmt.Errorf("writing development passkey %s: %w", path, err)
@@ -142,11 +147,11 @@ func (d *DevPasskey) Save(path string) error {
 		return fmt.Errorf("writing development passkey %s: %w", path, err)
 	}
 	if _, err := f.Write(append(text, '\n')); err != nil {
-		f.Close()
+		_ = f.Close() // the write's error is the one to report
 		return fmt.Errorf("writing development passkey %s: %w", path, err)
 	}
 	if err := f.Sync(); err != nil {
-		f.Close()
+		_ = f.Close() // the sync's error is the one to report
 		return fmt.Errorf("writing development passkey %s: %w", path, err)
 	}
 	if err := f.Close(); err != nil {
@@ -157,8 +162,11 @@ func (d *DevPasskey) Save(path string) error {
 
 func newDev(origin, rpID string, priv *ecdsa.PrivateKey) (*DevPasskey, error) {
 	pub, err := priv.PublicKey.Bytes() // 0x04 ‖ x ‖ y
-	if err != nil || len(pub) != 65 {
-		return nil, fmt.Errorf("development passkey: public key: %v", err)
+	if err != nil {
+		return nil, fmt.Errorf("development passkey: public key: %w", err)
+	}
+	if len(pub) != 65 {
+		return nil, fmt.Errorf("development passkey: public key of %d bytes, want 65 (an uncompressed P-256 point)", len(pub))
 	}
 	key, err := jwk.CheckKey(map[string]any{
 		"alg": "ES256", "crv": "P-256", "kty": "EC",

@@ -143,43 +143,9 @@ func Parse(v any, kind Kind) (*Record, error) {
 	}
 	sigs := make([]Signature, 0, len(entries))
 	for _, e := range entries {
-		entry, err := exactMembers(e, "a signature entry", entryMembers...)
+		s, err := parseSignature(e, kind, info, entryMembers)
 		if err != nil {
 			return nil, err
-		}
-		protected, ok1 := entry["protected"].(string)
-		signature, ok2 := entry["signature"].(string)
-		if !ok1 || !ok2 {
-			return nil, problem.New(CodeBadEnvelope, `"protected" and "signature" must be text`)
-		}
-		raw, err := canon.UnB64(protected)
-		if err != nil {
-			return nil, err
-		}
-		if !utf8.Valid(raw) {
-			return nil, problem.New(CodeUnknownType, "a protected header is not UTF-8 text")
-		}
-		h, known := knownHeaders[string(raw)]
-		if !known {
-			return nil, problem.New(CodeUnknownType, "a signature carries a label that is not one of the known labels")
-		}
-		if h.kind != kind {
-			return nil, problem.New(CodeTypeMismatch, "a signature is labelled as a %s, but a %s is expected here", h.kind, kind)
-		}
-		sig, err := canon.UnB64(signature)
-		if err != nil {
-			return nil, err
-		}
-		s := Signature{Protected: protected, Alg: h.alg, Signature: signature, sig: sig}
-		if info.passkey {
-			hdr, err := exactMembers(entry["header"], `the "header" of a passkey signature`, "authenticatorData", "clientDataJSON")
-			if err != nil {
-				return nil, err
-			}
-			ad, _ := hdr["authenticatorData"].(string)
-			cd, _ := hdr["clientDataJSON"].(string)
-			stored := map[string]any{"authenticatorData": hdr["authenticatorData"], "clientDataJSON": hdr["clientDataJSON"]}
-			s.Header = &PasskeyHeader{AuthenticatorData: ad, ClientDataJSON: cd, stored: stored}
 		}
 		sigs = append(sigs, s)
 	}
@@ -192,24 +158,9 @@ func Parse(v any, kind Kind) (*Record, error) {
 		}
 	}
 
-	text, err := canon.UnB64(payload)
+	text, content, err := parseContent(payload, kind, info)
 	if err != nil {
 		return nil, err
-	}
-	if !utf8.Valid(text) {
-		return nil, problem.New(CodeNotCanonical, "the content is not UTF-8 text")
-	}
-	parsed, err := canon.Parse(text)
-	if err != nil {
-		return nil, err
-	}
-	content, ok := parsed.(map[string]any)
-	if !ok {
-		return nil, problem.New(CodeBadField, "the content must be an object")
-	}
-	if t, _ := content["type"].(string); t != info.contentType {
-		// Nothing from the content goes into the message: it is untrusted.
-		return nil, problem.New(CodeTypeMismatch, "the content does not say it is a %s, which is what is expected here", kind)
 	}
 	return &Record{
 		Kind:        kind,
@@ -219,6 +170,75 @@ func Parse(v any, kind Kind) (*Record, error) {
 		Fingerprint: canon.Fingerprint(text),
 		Signatures:  sigs,
 	}, nil
+}
+
+// parseSignature reads one entry of "signatures": its exact members, a known label of the kind expected,
+// the signature bytes and, for a passkey kind, the WebAuthn header.
+func parseSignature(e any, kind Kind, info *kindInfo, entryMembers []string) (Signature, error) {
+	entry, err := exactMembers(e, "a signature entry", entryMembers...)
+	if err != nil {
+		return Signature{}, err
+	}
+	protected, ok1 := entry["protected"].(string)
+	signature, ok2 := entry["signature"].(string)
+	if !ok1 || !ok2 {
+		return Signature{}, problem.New(CodeBadEnvelope, `"protected" and "signature" must be text`)
+	}
+	raw, err := canon.UnB64(protected)
+	if err != nil {
+		return Signature{}, err
+	}
+	if !utf8.Valid(raw) {
+		return Signature{}, problem.New(CodeUnknownType, "a protected header is not UTF-8 text")
+	}
+	h, known := knownHeaders[string(raw)]
+	if !known {
+		return Signature{}, problem.New(CodeUnknownType, "a signature carries a label that is not one of the known labels")
+	}
+	if h.kind != kind {
+		return Signature{}, problem.New(CodeTypeMismatch, "a signature is labelled as a %s, but a %s is expected here", h.kind, kind)
+	}
+	sig, err := canon.UnB64(signature)
+	if err != nil {
+		return Signature{}, err
+	}
+	s := Signature{Protected: protected, Alg: h.alg, Signature: signature, sig: sig}
+	if info.passkey {
+		hdr, err := exactMembers(entry["header"], `the "header" of a passkey signature`, "authenticatorData", "clientDataJSON")
+		if err != nil {
+			return Signature{}, err
+		}
+		ad, _ := hdr["authenticatorData"].(string)
+		cd, _ := hdr["clientDataJSON"].(string)
+		stored := map[string]any{"authenticatorData": hdr["authenticatorData"], "clientDataJSON": hdr["clientDataJSON"]}
+		s.Header = &PasskeyHeader{AuthenticatorData: ad, ClientDataJSON: cd, stored: stored}
+	}
+	return s, nil
+}
+
+// parseContent reads the payload: base64url of canonical UTF-8 JSON, an object whose "type" is the
+// kind's content type.
+func parseContent(payload string, kind Kind, info *kindInfo) ([]byte, map[string]any, error) {
+	text, err := canon.UnB64(payload)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !utf8.Valid(text) {
+		return nil, nil, problem.New(CodeNotCanonical, "the content is not UTF-8 text")
+	}
+	parsed, err := canon.Parse(text)
+	if err != nil {
+		return nil, nil, err
+	}
+	content, ok := parsed.(map[string]any)
+	if !ok {
+		return nil, nil, problem.New(CodeBadField, "the content must be an object")
+	}
+	if t, _ := content["type"].(string); t != info.contentType {
+		// Nothing from the content goes into the message: it is untrusted.
+		return nil, nil, problem.New(CodeTypeMismatch, "the content does not say it is a %s, which is what is expected here", kind)
+	}
+	return text, content, nil
 }
 
 func layoutError(kind Kind, info *kindInfo) error {

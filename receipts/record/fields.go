@@ -36,14 +36,14 @@ func members(v any, required, optional []string, path string) (map[string]any, e
 	return m, nil
 }
 
-// text confirms a text of min to max characters (code points).
-func text(v any, min, max int, path string) error {
+// text confirms a text of least to most characters (code points).
+func text(v any, least, most int, path string) error {
 	s, ok := v.(string)
-	if !ok || len(s) > max*4 {
-		return fail(path, "must be text of %d to %d characters", min, max)
+	if !ok || len(s) > most*4 {
+		return fail(path, "must be text of %d to %d characters", least, most)
 	}
-	if n := canon.Chars(s); n < min || n > max {
-		return fail(path, "must be text of %d to %d characters", min, max)
+	if n := canon.Chars(s); n < least || n > most {
+		return fail(path, "must be text of %d to %d characters", least, most)
 	}
 	return nil
 }
@@ -86,10 +86,10 @@ func WholeNumber(v any) (int64, bool) {
 	return n, true
 }
 
-func list(v any, min, max int, path string) ([]any, error) {
+func list(v any, least, most int, path string) ([]any, error) {
 	l, ok := v.([]any)
-	if !ok || len(l) < min || len(l) > max {
-		return nil, fail(path, "must be a list of %d to %d items", min, max)
+	if !ok || len(l) < least || len(l) > most {
+		return nil, fail(path, "must be a list of %d to %d items", least, most)
 	}
 	return l, nil
 }
@@ -119,7 +119,7 @@ func actionName(v any, path string) error {
 	if err := shortName(v, path); err != nil {
 		return err
 	}
-	if IsUnknownReserved(v.(string)) {
+	if s, _ := v.(string); IsUnknownReserved(s) { // shortName has checked that v is text
 		return fail(path, `names that begin "provared." are reserved, and this one is not on the shared list`)
 	}
 	return nil

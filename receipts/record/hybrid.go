@@ -77,7 +77,11 @@ func Sign(ctx context.Context, kind Kind, content map[string]any, s jwk.Signer) 
 	if err != nil {
 		return nil, fmt.Errorf("signing a %s: reading the content back: %w", kind, err)
 	}
-	r.Content = parsed.(map[string]any)
+	content, isObject := parsed.(map[string]any)
+	if !isObject {
+		return nil, fmt.Errorf("signing a %s: the content read back is not an object", kind)
+	}
+	r.Content = content
 	return r, nil
 }
 

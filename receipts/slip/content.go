@@ -41,42 +41,10 @@ func Parse(c map[string]any) (*Slip, error) {
 // held covered fields, named whether it named its fingerprint method.
 func readContent(c any, places map[string]*place, named bool) (*Slip, error) {
 	s := &Slip{}
-	for path, p := range places {
-		name := ""
-		switch {
-		case path == "":
-			name = "purpose"
-		case path == "issuer" || path == "agent" || withPath.MatchString(path):
-			name = "name"
-		}
-		if name == "" || slices.ContainsFunc(p.revealed, func(r string) bool { return r != name }) {
-			return nil, fail(orSlip(path), "only a name or the purpose of a slip may be covered")
-		}
-		if p.covered+len(p.revealed) != 1 {
-			return nil, fail(orSlip(path), "a list of covered fields in a slip holds exactly one fingerprint")
-		}
+	if err := checkPlaces(places, named); err != nil {
+		return nil, err
 	}
-	if (len(places) > 0) != named {
-		return nil, fail("slip", `"_sd_alg" is given where a field is covered, and only there`)
-	}
-	// mayLack: whether the field name of the object at path stands covered.
-	mayLack := func(obj any, path, name string) (bool, error) {
-		p := places[path]
-		if p == nil || p.covered != 1 {
-			return false, nil
-		}
-		if m, ok := obj.(map[string]any); ok {
-			if _, has := m[name]; has {
-				return false, fail(orSlip(path), "holds a field and, as well, a fingerprint that stands in for it")
-			}
-		}
-		if path == "" {
-			s.Covered = append(s.Covered, name)
-		} else {
-			s.Covered = append(s.Covered, path+"."+name)
-		}
-		return true, nil
-	}
+	mayLack := coverTracker(s, places)
 	without := func(list []string, name string, lacks bool) []string {
 		if !lacks {
 			return list
@@ -112,19 +80,8 @@ func readContent(c any, places map[string]*place, named bool) (*Slip, error) {
 		return nil, err
 	}
 
-	actions, err := list(m["actions"], 1, 64, "actions")
-	if err != nil {
+	if err := readActions(s, m["actions"]); err != nil {
 		return nil, err
-	}
-	for i, a := range actions {
-		name, err := actionName(a, fmt.Sprintf("actions[%d]", i))
-		if err != nil {
-			return nil, err
-		}
-		s.Actions = append(s.Actions, name)
-	}
-	if hasRepeat(s.Actions) {
-		return nil, fail("actions", "an action name is repeated")
 	}
 
 	oneUnit, limits, err := ValidateLimits(s.Actions, m["limits"])
@@ -142,14 +99,8 @@ func readContent(c any, places map[string]*place, named bool) (*Slip, error) {
 		return nil, err
 	}
 
-	if s.ValidFrom, err = timeField(m["validFrom"], "validFrom"); err != nil {
+	if err := readValidity(s, m); err != nil {
 		return nil, err
-	}
-	if s.ValidUntil, err = timeField(m["validUntil"], "validUntil"); err != nil {
-		return nil, err
-	}
-	if !s.ValidFrom.Before(s.ValidUntil) {
-		return nil, fail("validUntil", "must be later than validFrom")
 	}
 	if !lacksPurpose {
 		if s.Purpose, err = text(m["purpose"], 1, 1000, "purpose"); err != nil {
@@ -157,6 +108,86 @@ func readContent(c any, places map[string]*place, named bool) (*Slip, error) {
 		}
 	}
 	return s, nil
+}
+
+// checkPlaces confirms where the signed content held covered fields: only a name or the purpose, each
+// place one fingerprint, and "_sd_alg" given exactly when something is covered.
+func checkPlaces(places map[string]*place, named bool) error {
+	for path, p := range places {
+		name := ""
+		switch {
+		case path == "":
+			name = "purpose"
+		case path == "issuer" || path == "agent" || withPath.MatchString(path):
+			name = "name"
+		}
+		if name == "" || slices.ContainsFunc(p.revealed, func(r string) bool { return r != name }) {
+			return fail(orSlip(path), "only a name or the purpose of a slip may be covered")
+		}
+		if p.covered+len(p.revealed) != 1 {
+			return fail(orSlip(path), "a list of covered fields in a slip holds exactly one fingerprint")
+		}
+	}
+	if (len(places) > 0) != named {
+		return fail("slip", `"_sd_alg" is given where a field is covered, and only there`)
+	}
+	return nil
+}
+
+// coverTracker returns the lackFunc of a slip: whether the field name of the object at path stands
+// covered (and then it is noted in s.Covered).
+func coverTracker(s *Slip, places map[string]*place) lackFunc {
+	return func(obj any, path, name string) (bool, error) {
+		p := places[path]
+		if p == nil || p.covered != 1 {
+			return false, nil
+		}
+		if m, ok := obj.(map[string]any); ok {
+			if _, has := m[name]; has {
+				return false, fail(orSlip(path), "holds a field and, as well, a fingerprint that stands in for it")
+			}
+		}
+		if path == "" {
+			s.Covered = append(s.Covered, name)
+		} else {
+			s.Covered = append(s.Covered, path+"."+name)
+		}
+		return true, nil
+	}
+}
+
+// readActions reads the slip's "actions": 1 to 64 action names, none repeated.
+func readActions(s *Slip, v any) error {
+	actions, err := list(v, 1, 64, "actions")
+	if err != nil {
+		return err
+	}
+	for i, a := range actions {
+		name, err := actionName(a, fmt.Sprintf("actions[%d]", i))
+		if err != nil {
+			return err
+		}
+		s.Actions = append(s.Actions, name)
+	}
+	if hasRepeat(s.Actions) {
+		return fail("actions", "an action name is repeated")
+	}
+	return nil
+}
+
+// readValidity reads "validFrom" and "validUntil"; the second must be the later.
+func readValidity(s *Slip, m map[string]any) error {
+	var err error
+	if s.ValidFrom, err = timeField(m["validFrom"], "validFrom"); err != nil {
+		return err
+	}
+	if s.ValidUntil, err = timeField(m["validUntil"], "validUntil"); err != nil {
+		return err
+	}
+	if !s.ValidFrom.Before(s.ValidUntil) {
+		return fail("validUntil", "must be later than validFrom")
+	}
+	return nil
 }
 
 type lackFunc func(obj any, path, name string) (bool, error)
