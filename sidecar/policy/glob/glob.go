@@ -41,10 +41,16 @@ import (
 	"unicode/utf8"
 )
 
-// MaxLen is the longest pattern, in characters (the longest tool name).
-const MaxLen = 128
+// MaxLen is the longest pattern, in characters: room for a server's name,
+// the separator and a tool name of 128 characters.
+const MaxLen = 191
 
-const words = (MaxLen + 1 + 63) / 64 // positions 0..MaxLen
+// words is the uint64 words in a set of positions 0..MaxLen; the set
+// operations below are written out for exactly 3.
+const words = (MaxLen + 1 + 63) / 64
+
+var _ [words - 3]struct{} // words >= 3
+var _ [3 - words]struct{} // words <= 3
 
 type set [words]uint64
 

@@ -239,3 +239,15 @@ func BenchmarkResolve(b *testing.B) {
 		r.Resolve("fs.search_files")
 	}
 }
+
+// TestLongest uses the last position of the sets.
+func TestLongest(t *testing.T) {
+	p := MustCompile(strings.Repeat("?", MaxLen))
+	if !p.Match(strings.Repeat("a", MaxLen)) || p.Match(strings.Repeat("a", MaxLen-1)) || p.Match(strings.Repeat("a", MaxLen+1)) {
+		t.Fatal("longest pattern of '?'")
+	}
+	p = MustCompile(strings.Repeat("a", MaxLen-1) + "*")
+	if !p.Match(strings.Repeat("a", MaxLen+50)) || p.Match(strings.Repeat("a", MaxLen-2)) {
+		t.Fatal("longest pattern ending in '*'")
+	}
+}
