@@ -32,7 +32,8 @@ func Load(path string) (*Settings, []Warning, error) {
 }
 
 // Parse checks data as the settings file named file (made absolute; its
-// folder is where relative paths are read from). It reads no other file.
+// folder is where relative paths are read from). A file named *.yaml or
+// *.yml is read as YAML (see [IsYAML]). It reads no other file.
 func Parse(file string, data []byte) (s *Settings, warnings []Warning, err error) {
 	abs, aerr := filepath.Abs(file)
 	if aerr != nil {
@@ -49,6 +50,11 @@ func Parse(file string, data []byte) (s *Settings, warnings []Warning, err error
 	}
 	if !utf8.Valid(data) {
 		return nil, nil, &Error{Reason: "not UTF-8"}
+	}
+	if IsYAML(abs) {
+		if data, err = yamlToJSON(data); err != nil {
+			return nil, nil, err
+		}
 	}
 	root, err := decodeTree(data)
 	if err != nil {
