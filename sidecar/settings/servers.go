@@ -207,6 +207,9 @@ func (p *parser) toolPattern(name, place string) error {
 		return nil
 	}
 	if !exact {
+		if p.globReachesNoServer(name) {
+			p.warn(place, "matches no tool of any server (tools are named <server>"+p.s.NamespaceSeparator+"<tool>, servers "+strings.Join(p.s.ServerOrder, ", ")+")")
+		}
 		return nil
 	}
 	sep := p.s.NamespaceSeparator
@@ -292,4 +295,42 @@ func (p *parser) redaction(n *node) error {
 		p.warn(o.place("replaceBuiltin"), "the built-in detectors of secrets (API keys, tokens, private keys, passwords) are off: only extend and extendKeys redact")
 	}
 	return nil
+}
+
+// Route splits a tool name as the client sees it into the server it goes to
+// and the server's own name of the tool. With the single "server" form the
+// server is "" and the name is kept. ok is false when the name begins with
+// no server of "servers" and the separator.
+func (s *Settings) Route(name string) (server, tool string, ok bool) {
+	if s.Servers == nil {
+		return "", name, true
+	}
+	server, tool, found := strings.Cut(name, s.NamespaceSeparator)
+	if _, known := s.Servers[server]; !found || !known || tool == "" {
+		return "", "", false
+	}
+	return server, tool, true
+}
+
+// Qualified is the name a client sees for a server's tool: the tool's own
+// name with the single "server" form, <server><separator><tool> otherwise.
+func (s *Settings) Qualified(server, tool string) string {
+	if s.Servers == nil {
+		return tool
+	}
+	return server + s.NamespaceSeparator + tool
+}
+
+// globReachesNoServer reports whether a glob rule can match no tool of any
+// server: its literal beginning (before the first wildcard) agrees with no
+// "<server><separator>".
+func (p *parser) globReachesNoServer(pattern string) bool {
+	lit := pattern[:strings.IndexAny(pattern, "*?")]
+	for _, name := range p.s.ServerOrder {
+		prefix := name + p.s.NamespaceSeparator
+		if strings.HasPrefix(lit, prefix) || strings.HasPrefix(prefix, lit) {
+			return false
+		}
+	}
+	return true
 }

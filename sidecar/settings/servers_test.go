@@ -259,3 +259,76 @@ func TestLoadServersExample(t *testing.T) {
 	}
 	checkPolicy(t, s)
 }
+
+func TestRoute(t *testing.T) {
+	s, _, err := Parse("/work/x.json", []byte(multi))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, server, tool string
+		ok                 bool
+	}{
+		{"fs.read_file", "fs", "read_file", true},
+		{"fs.rent.car", "fs", "rent.car", true}, // split at the first separator
+		{"web.fetch", "web", "fetch", true},
+		{"files.read", "", "", false},
+		{"fs.", "", "", false},
+		{"fs", "", "", false},
+		{"read_file", "", "", false},
+	} {
+		server, tool, ok := s.Route(c.name)
+		if server != c.server || tool != c.tool || ok != c.ok {
+			t.Errorf("Route(%q) = %q %q %v", c.name, server, tool, ok)
+		}
+		if ok && s.Qualified(server, tool) != c.name {
+			t.Errorf("Qualified(%q, %q) = %q", server, tool, s.Qualified(server, tool))
+		}
+	}
+	one, _, err := Parse("/work/x.json", []byte(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if server, tool, ok := one.Route("fs.read_file"); server != "" || tool != "fs.read_file" || !ok || one.Qualified("", "x") != "x" {
+		t.Fatal("single server form")
+	}
+	text := strings.Replace(editMulti(`"name": "t",`, `"name": "t", "namespaceSeparator": "__",`), `"fs.`, `"fs__`, -1)
+	text = strings.Replace(text, `"web.*"`, `"web__*"`, 1)
+	two, _, err := Parse("/work/x.json", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if server, tool, ok := two.Route("fs___x"); server != "fs" || tool != "_x" || !ok || two.Qualified("fs", "_x") != "fs___x" {
+		t.Fatalf("__: %q %q %v", server, tool, ok)
+	}
+}
+
+func TestGlobReachingNoServerWarned(t *testing.T) {
+	for _, c := range []struct {
+		pattern string
+		warned  bool
+	}{
+		{"files.*", true},
+		{"fsx*", true},
+		{"f*", false},
+		{"fs.*", false},
+		{"fs?read", false}, // the literal beginning "fs" agrees with "fs."
+		{"w?b.*", false},
+		{"*.x", false},
+	} {
+		text := editMulti(`"fs.move_file": {"refuse": true},`, `"fs.move_file": {"refuse": true}, "`+c.pattern+`": {"refuse": true},`)
+		_, warns, err := Parse("/work/x.json", []byte(text))
+		if err != nil {
+			t.Fatalf("%s: %v", c.pattern, err)
+		}
+		got := false
+		for _, w := range warns {
+			if strings.Contains(w.Message, "matches no tool of any server") {
+				got = true
+			}
+		}
+		if got != c.warned {
+			t.Errorf("%s: warned %v, want %v (%v)", c.pattern, got, c.warned, warns)
+		}
+	}
+}
