@@ -45,6 +45,9 @@ var BuiltinKeys = []string{
 	"credentials",
 }
 
+// builtinPairHints: one is in every name builtinPairNames match.
+var builtinPairHints = []string{"pass", "pwd", "secret", "token", "key", "credential"}
+
 // builtinPairNames end a name whose "=" or ":" value is a secret (the name
 // may have anything of a name before: db_password, X-Api-Key).
 var builtinPairNames = []string{
@@ -56,6 +59,21 @@ type detector struct {
 	kind  string
 	re    *regexp.Regexp
 	check func(secret string) bool // nil: every match
+	// hints: text no match can lack one of, in lower case; the expression
+	// runs only on text (lowered) holding one. None: it always runs.
+	hints []string
+}
+
+func (d *detector) mayMatch(lower string) bool {
+	if len(d.hints) == 0 {
+		return true
+	}
+	for _, h := range d.hints {
+		if strings.Contains(lower, h) {
+			return true
+		}
+	}
+	return false
 }
 
 // find is the secret spans of s: the first capture group taking part in
@@ -97,25 +115,25 @@ func isBasic(s string) bool {
 // builtin detectors, most particular first: a JWT after "Bearer " is named
 // a JWT, an sk-ant- key is not taken for an OpenAI one.
 var builtin = []*detector{
-	{kind: KindPrivateKey, re: regexp.MustCompile(`-----BEGIN[ A-Z0-9]*PRIVATE KEY-----(?s:.*?)(?:-----END[ A-Z0-9]*PRIVATE KEY-----|$)`)},
-	{kind: KindJWT, re: regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*`)},
-	{kind: KindAnthropic, re: regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{20,}`)},
-	{kind: KindOpenAI, re: regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`), check: hasDigitAndLetter},
-	{kind: KindGitHub, re: regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})`)},
-	{kind: KindSlack, re: regexp.MustCompile(`\bxox[abposre]-[A-Za-z0-9-]{10,}`), check: hasDigitAndLetter},
-	{kind: KindStripe, re: regexp.MustCompile(`\b[sr]k_(?:live|test)_[A-Za-z0-9]{16,}`)},
-	{kind: KindGoogle, re: regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`)},
-	{kind: KindAWSKeyID, re: regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`)},
-	{kind: KindAWSSecret, re: regexp.MustCompile(`(?i)aws[A-Za-z0-9_. -]{0,20}?secret[A-Za-z0-9_. -]{0,20}?["']?\s*[:=]\s*["']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`)},
-	{kind: KindConnectionString, re: regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/@?#]*:([^\s@/?#]+)@`)},
-	{kind: KindBearer, re: regexp.MustCompile(`(?i)\bbearer\s+([A-Za-z0-9._~+/-]{8,}=*)`), check: hasDigitAndLetter},
-	{kind: KindBasic, re: regexp.MustCompile(`(?i)\bbasic\s+([A-Za-z0-9+/]{4,}={0,2})`), check: isBasic},
+	{kind: KindPrivateKey, hints: []string{"-----begin"}, re: regexp.MustCompile(`-----BEGIN[ A-Z0-9]*PRIVATE KEY-----(?s:.*?)(?:-----END[ A-Z0-9]*PRIVATE KEY-----|$)`)},
+	{kind: KindJWT, hints: []string{"eyj"}, re: regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*`)},
+	{kind: KindAnthropic, hints: []string{"sk-ant-"}, re: regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{20,}`)},
+	{kind: KindOpenAI, hints: []string{"sk-"}, re: regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`), check: hasDigitAndLetter},
+	{kind: KindGitHub, hints: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}, re: regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})`)},
+	{kind: KindSlack, hints: []string{"xox"}, re: regexp.MustCompile(`\bxox[abposre]-[A-Za-z0-9-]{10,}`), check: hasDigitAndLetter},
+	{kind: KindStripe, hints: []string{"_live_", "_test_"}, re: regexp.MustCompile(`\b[sr]k_(?:live|test)_[A-Za-z0-9]{16,}`)},
+	{kind: KindGoogle, hints: []string{"aiza"}, re: regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`)},
+	{kind: KindAWSKeyID, hints: []string{"akia", "asia", "abia", "acca"}, re: regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`)},
+	{kind: KindAWSSecret, hints: []string{"aws"}, re: regexp.MustCompile(`(?i)aws[A-Za-z0-9_. -]{0,20}?secret[A-Za-z0-9_. -]{0,20}?["']?\s*[:=]\s*["']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`)},
+	{kind: KindConnectionString, hints: []string{"://"}, re: regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/@?#]*:([^\s@/?#]+)@`)},
+	{kind: KindBearer, hints: []string{"bearer"}, re: regexp.MustCompile(`(?i)\bbearer\s+([A-Za-z0-9._~+/-]{8,}=*)`), check: hasDigitAndLetter},
+	{kind: KindBasic, hints: []string{"basic"}, re: regexp.MustCompile(`(?i)\bbasic\s+([A-Za-z0-9+/]{4,}={0,2})`), check: isBasic},
 }
 
 // pairDetector finds the value of name=value and name: value pairs whose
 // name ends in one of names (RE2 fragments), quoted or not.
-func pairDetector(names []string) *detector {
+func pairDetector(names, hints []string) *detector {
 	re := `(?i)(?:^|[^A-Za-z0-9_-])[A-Za-z0-9_.-]*?(?:` + strings.Join(names, "|") + `)["']?\s*[:=]\s*` +
 		`(?:"([^"\s][^"]*)"|'([^'\s][^']*)'|([^\s"'&,;]+))`
-	return &detector{kind: KindPassword, re: regexp.MustCompile(re)}
+	return &detector{kind: KindPassword, re: regexp.MustCompile(re), hints: hints}
 }

@@ -87,13 +87,15 @@ func New(salt []byte, o Options) (*Redactor, error) {
 		return nil, fmt.Errorf("redaction salt: %d bytes, want %d (use NewSalt)", len(salt), SaltSize)
 	}
 	r := &Redactor{salt: bytes.Clone(salt), keys: map[string]bool{}}
-	var pairNames []string
+	var pairNames, pairHints []string
+	asciiHints := true
 	if !o.ReplaceBuiltin {
 		r.detectors = append(r.detectors, builtin...)
 		for _, k := range BuiltinKeys {
 			r.keys[strings.ToLower(k)] = true
 		}
 		pairNames = append(pairNames, builtinPairNames...)
+		pairHints = append(pairHints, builtinPairHints...)
 	}
 	for i, e := range o.Extend {
 		re, err := regexp.Compile(e)
@@ -108,9 +110,16 @@ func New(salt []byte, o Options) (*Redactor, error) {
 		}
 		r.keys[strings.ToLower(k)] = true
 		pairNames = append(pairNames, regexp.QuoteMeta(k))
+		pairHints = append(pairHints, asciiLower(k))
+		if strings.ContainsFunc(k, func(c rune) bool { return c >= 0x80 }) {
+			asciiHints = false // (?i) folds more than ASCII: no hint can stand for it
+		}
+	}
+	if !asciiHints {
+		pairHints = nil
 	}
 	if len(pairNames) > 0 {
-		r.detectors = append(r.detectors, pairDetector(pairNames))
+		r.detectors = append(r.detectors, pairDetector(pairNames, pairHints))
 	}
 	return r, nil
 }
@@ -133,6 +142,8 @@ func (r *Redactor) token(kind, secret string) string {
 	return "[REDACTED:" + kind + ":" + Tag(r.salt, secret) + "]"
 }
 
+// tokenRE is what a token looks like; gaps and tokenLen find them by hand
+// (faster), and the tests hold them to this.
 var tokenRE = regexp.MustCompile(`\[REDACTED:[a-z0-9-]{1,32}:[0-9a-f]{8}\]`)
 var wholeTokenRE = regexp.MustCompile(`^\[REDACTED:([a-z0-9-]{1,32}):([0-9a-f]{8})\]$`)
 
@@ -196,20 +207,24 @@ func (r *Redactor) Text(s string) string {
 // pass runs every detector once over the text outside tokens.
 func (r *Redactor) pass(s string) (string, bool) {
 	changed := false
+	lower := asciiLower(s)
 	for _, d := range r.detectors {
-		var ch bool
-		if s, ch = r.apply(d, s); ch {
-			changed = true
+		out, ch := r.apply(d, s, lower)
+		if ch {
+			s, lower, changed = out, asciiLower(out), true
 		}
 	}
 	return s, changed
 }
 
-func (r *Redactor) apply(d *detector, s string) (string, bool) {
+func (r *Redactor) apply(d *detector, s, lower string) (string, bool) {
 	var b strings.Builder
 	changed := false
 	last := 0
 	for _, gap := range gaps(s) {
+		if !d.mayMatch(lower[gap[0]:gap[1]]) {
+			continue
+		}
 		spans := d.find(s[gap[0]:gap[1]])
 		for _, sp := range spans {
 			a, e := gap[0]+sp[0], gap[0]+sp[1]
@@ -226,15 +241,69 @@ func (r *Redactor) apply(d *detector, s string) (string, bool) {
 	return b.String(), true
 }
 
+// asciiLower maps A-Z to a-z and keeps every other byte, so offsets agree.
+func asciiLower(s string) string {
+	i := strings.IndexFunc(s, func(c rune) bool { return c >= 'A' && c <= 'Z' })
+	if i < 0 {
+		return s
+	}
+	b := []byte(s)
+	for j := i; j < len(b); j++ {
+		if c := b[j]; c >= 'A' && c <= 'Z' {
+			b[j] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+const tokenPrefix = "[REDACTED:"
+
+// tokenLen is the length of the token s begins with (tokenRE at the start
+// of s), or 0.
+func tokenLen(s string) int {
+	if !strings.HasPrefix(s, tokenPrefix) {
+		return 0
+	}
+	i := len(tokenPrefix)
+	k := i
+	for k < len(s) && k-i < 33 && (s[k] >= 'a' && s[k] <= 'z' || s[k] >= '0' && s[k] <= '9' || s[k] == '-') {
+		k++
+	}
+	if k == i || k-i > 32 || k >= len(s) || s[k] != ':' {
+		return 0
+	}
+	k++
+	for j := 0; j < 8; j++ {
+		if k >= len(s) || !(s[k] >= '0' && s[k] <= '9' || s[k] >= 'a' && s[k] <= 'f') {
+			return 0
+		}
+		k++
+	}
+	if k >= len(s) || s[k] != ']' {
+		return 0
+	}
+	return k + 1
+}
+
 // gaps are the ranges of s outside tokens.
 func gaps(s string) [][2]int {
 	var out [][2]int
-	at := 0
-	for _, t := range tokenRE.FindAllStringIndex(s, -1) {
-		if t[0] > at {
-			out = append(out, [2]int{at, t[0]})
+	at, from := 0, 0
+	for {
+		i := strings.Index(s[from:], tokenPrefix)
+		if i < 0 {
+			break
 		}
-		at = t[1]
+		i += from
+		n := tokenLen(s[i:])
+		if n == 0 {
+			from = i + 1
+			continue
+		}
+		if i > at {
+			out = append(out, [2]int{at, i})
+		}
+		at, from = i+n, i+n
 	}
 	if at < len(s) {
 		out = append(out, [2]int{at, len(s)})
@@ -247,8 +316,12 @@ func gaps(s string) [][2]int {
 // value was redacted; it never returns the secrets themselves.
 func (r *Redactor) Find(s string) []Found {
 	var out []Found
+	lower := asciiLower(s)
 	for _, d := range r.detectors {
 		for _, gap := range gaps(s) {
+			if !d.mayMatch(lower[gap[0]:gap[1]]) {
+				continue
+			}
 			for _, sp := range d.find(s[gap[0]:gap[1]]) {
 				out = append(out, Found{Kind: d.kind, Start: gap[0] + sp[0], End: gap[0] + sp[1]})
 			}

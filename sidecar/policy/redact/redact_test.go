@@ -3,6 +3,7 @@ package redact
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -334,6 +335,7 @@ func FuzzText(f *testing.F) {
 	}
 	r := newTest(f, Options{Extend: []string{`id-[0-9]+`}})
 	f.Fuzz(func(t *testing.T, s string) {
+		checkGaps(t, s)
 		out := r.Text(s)
 		if found := r.Find(out); len(found) > 0 {
 			t.Fatalf("Text(%q) = %q still holds %+v", s, out, found)
@@ -351,5 +353,88 @@ func BenchmarkJSON(b *testing.B) {
 		if _, err := r.JSON(doc); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// fragments are pieces of secrets, their contexts and tokens; FuzzMixed
+// strings them together so detectors meet, overlap and follow tokens.
+var fragments = []string{
+	fakeOpenAI, fakeAnthropic, fakeGitHub, fakeSlack, fakeStripe, fakeGoogle, fakeAWSID, fakeAWSSecret, fakeJWT, fakePEM,
+	"password=", "secret: ", `"token": "`, `"`, "'", "Bearer ", "Basic ", "dXNlcjpwYXNz", "postgres://u:", "@h/db", "://",
+	"AKIA", "IOSFODNN7EXAMPLE", "sk-", "ant-", "ghp_", "aws_secret_access_key=", "-----BEGIN PRIVATE KEY-----",
+	"-----END PRIVATE KEY-----", "[REDACTED:", "key:0123abcd]", "[REDACTED:key:0123abcd]", " ", "\n", "x", "0", ":", "=", "&", ".",
+}
+
+func FuzzMixed(f *testing.F) {
+	f.Add([]byte{10, 0, 15, 8, 30})
+	f.Add([]byte{25, 26, 27, 28, 29, 30})
+	f.Add([]byte{19, 20, 32, 33, 4})
+	r := newTest(f, Options{Extend: []string{`IOSF[A-Z0-9]+`}, ExtendKeys: []string{"u"}})
+	f.Fuzz(func(t *testing.T, picks []byte) {
+		var b strings.Builder
+		for _, p := range picks {
+			b.WriteString(fragments[int(p)%len(fragments)])
+		}
+		s := b.String()
+		out := r.Text(s)
+		if found := r.Find(out); len(found) > 0 {
+			t.Fatalf("Text(%q) = %q still holds %+v", s, out, found)
+		}
+		if again := r.Text(out); again != out {
+			t.Fatalf("not idempotent: %q -> %q -> %q", s, out, again)
+		}
+		doc, _ := json.Marshal(map[string]any{"a": s, "password": s, "l": []string{s}})
+		once, err := r.JSON(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		twice, err := r.JSON(once)
+		if err != nil || !bytes.Equal(once, twice) {
+			t.Fatalf("JSON not idempotent: %s -> %s", once, twice)
+		}
+	})
+}
+
+// checkGaps holds gaps to tokenRE: the ranges between its matches.
+func checkGaps(t *testing.T, s string) {
+	t.Helper()
+	var want [][2]int
+	at := 0
+	for _, m := range tokenRE.FindAllStringIndex(s, -1) {
+		if m[0] > at {
+			want = append(want, [2]int{at, m[0]})
+		}
+		at = m[1]
+	}
+	if at < len(s) {
+		want = append(want, [2]int{at, len(s)})
+	}
+	if got := gaps(s); !reflect.DeepEqual(got, want) {
+		t.Fatalf("gaps(%q) = %v, tokenRE says %v", s, got, want)
+	}
+}
+
+func TestGaps(t *testing.T) {
+	for _, s := range []string{"", "x", "[REDACTED:key:0123abcd]", "a[REDACTED:key:0123abcd]b[REDACTED:k-1:ffffffff]",
+		"[REDACTED:[REDACTED:key:0123abcd]", "[REDACTED:key:0123abcd", "[REDACTED::0123abcd]", "[REDACTED:KEY:0123abcd]",
+		"[REDACTED:" + strings.Repeat("a", 32) + ":0123abcd]", "[REDACTED:" + strings.Repeat("a", 33) + ":0123abcd]",
+		"[REDACTED:key:0123abcg]", "[REDACTED:key:0123abcd]]", "[REDACTED:"} {
+		checkGaps(t, s)
+	}
+}
+
+func TestNonASCIIKeyFolds(t *testing.T) {
+	r := newTest(t, Options{ExtendKeys: []string{"clé"}})
+	if got := r.Text("CLÉ=abc"); got != "CLÉ="+tok(KindPassword, "abc") {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func BenchmarkTextMiB(b *testing.B) {
+	r := newTest(b, Options{})
+	s := strings.Repeat("The quick brown fox: jumps over the lazy dog; see https://example.com/a?b=c.\n", 1<<20/76)
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		r.Text(s)
 	}
 }
