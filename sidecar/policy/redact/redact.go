@@ -23,7 +23,9 @@
 // is a secret key ([BuiltinKeys] and Options.ExtendKeys, compared without
 // regard to case) is replaced whole, whatever its type (a non-text value is
 // fingerprinted in its RFC 8785 form); null and "" stay as they are. Member
-// names, numbers, true and false are kept. Member order is kept.
+// names are scanned as text too (whether a name is a secret key is decided
+// on the name as written). Numbers, true and false are kept, and so is
+// member order.
 //
 // Free text ([Redactor.Text]) is scanned by the detectors; "name=value" and
 // "name: value" pairs are found for the built-in pair names and for
@@ -402,7 +404,7 @@ func (r *Redactor) value(dec *json.Decoder, out *bytes.Buffer, secret bool) erro
 				if i > 0 {
 					out.WriteByte(',')
 				}
-				writeString(out, name)
+				writeString(out, r.Text(name))
 				out.WriteByte(':')
 				if err := r.value(dec, out, r.IsKey(name)); err != nil {
 					return err

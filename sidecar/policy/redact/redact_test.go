@@ -194,7 +194,11 @@ func TestJSONRefusesNonJSON(t *testing.T) {
 			t.Errorf("JSON(%q) accepted", s)
 		}
 	}
-	out, err := r.JSON([]byte(" \"" + fakeGitHub + "\" \n"))
+	out, err := r.JSON([]byte(`{"` + fakeGitHub + `":{"password=x":1}}`))
+	if err != nil || string(out) != `{"`+tok(KindGitHub, fakeGitHub)+`":{"password=`+tok(KindPassword, "x")+`":1}}` {
+		t.Fatalf("member names: %s %v", out, err)
+	}
+	out, err = r.JSON([]byte(" \"" + fakeGitHub + "\" \n"))
 	if err != nil || string(out) != `"`+tok(KindGitHub, fakeGitHub)+`"` {
 		t.Fatalf("top-level text: %s %v", out, err)
 	}
@@ -262,7 +266,7 @@ func TestAlreadyRedactedIsKept(t *testing.T) {
 	}
 }
 
-// stringsOf collects every string value (not member names) of a JSON value.
+// stringsOf collects every string value and member name of a JSON value.
 func stringsOf(v any, under string, r *Redactor, out *[]string) {
 	switch x := v.(type) {
 	case string:
@@ -273,6 +277,7 @@ func stringsOf(v any, under string, r *Redactor, out *[]string) {
 		}
 	case map[string]any:
 		for k, e := range x {
+			*out = append(*out, k)
 			stringsOf(e, k, r, out)
 		}
 	}
