@@ -334,3 +334,31 @@ func (p *parser) globReachesNoServer(pattern string) bool {
 	}
 	return true
 }
+
+// PolicyInUse lists the places of members read here that the call path
+// must honour: "servers", "redaction", and each tool rule that is a glob,
+// refuses or sets a quota. A call path that does not honour them yet must
+// refuse to start on settings that use them (a "refuse": true rule read as
+// a plain rule would let the tool through).
+func (s *Settings) PolicyInUse() []string {
+	var out []string
+	if s.Servers != nil {
+		out = append(out, "servers")
+	}
+	for _, name := range s.ToolOrder {
+		t := s.Tools[name]
+		place := childPlace("tools", name)
+		switch {
+		case strings.ContainsAny(name, "*?"):
+			out = append(out, place)
+		case t.Refuse:
+			out = append(out, place+".refuse")
+		case t.Quota != nil:
+			out = append(out, place+".quota")
+		}
+	}
+	if s.Redaction.ReplaceBuiltin || s.Redaction.Extend != nil || s.Redaction.ExtendKeys != nil {
+		out = append(out, "redaction")
+	}
+	return out
+}

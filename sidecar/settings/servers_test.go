@@ -332,3 +332,21 @@ func TestGlobReachingNoServerWarned(t *testing.T) {
 		}
 	}
 }
+
+func TestPolicyInUse(t *testing.T) {
+	s, _, err := Parse("/work/x.json", []byte(multi))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"servers", `tools["fs.read_*"]`, `tools["fs.search_files"].quota`, `tools["fs.move_file"].refuse`, `tools["web.*"]`, "tools[\"*\"]", "redaction"}
+	if got := s.PolicyInUse(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("PolicyInUse = %q, want %q", got, want)
+	}
+	one, _, err := Parse("/work/x.json", []byte(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := one.PolicyInUse(); got != nil {
+		t.Fatalf("plain settings: %q", got)
+	}
+}
