@@ -251,3 +251,46 @@ func TestLongest(t *testing.T) {
 		t.Fatal("longest pattern ending in '*'")
 	}
 }
+
+// FuzzResolve holds Resolve to the rule written out: exact first, then the
+// longest literal part, then file order.
+func FuzzResolve(f *testing.F) {
+	f.Add([]byte("a*\x00ab\x00*b\x00?b"), "ab")
+	f.Add([]byte("*\x00a.*\x00a.b"), "a.b")
+	f.Fuzz(func(t *testing.T, rb []byte, name string) {
+		var rules []string
+		seen := map[string]bool{}
+		for _, part := range strings.Split(string(rb), "\x00") {
+			p := toPattern([]byte(part))
+			if p != "" && !seen[p] {
+				seen[p] = true
+				rules = append(rules, p)
+			}
+		}
+		r, err := NewRules(rules)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := -1
+		for i, p := range rules {
+			if p == name {
+				want = i
+				break
+			}
+		}
+		if want < 0 {
+			for i, p := range rules {
+				if !strings.ContainsAny(p, "*?") || !reference(p).MatchString(name) {
+					continue
+				}
+				if want < 0 || MustCompile(p).Literal() > MustCompile(rules[want]).Literal() {
+					want = i
+				}
+			}
+		}
+		d, ok := r.Resolve(name)
+		if ok != (want >= 0) || ok && d.Index != want {
+			t.Fatalf("rules %q name %q: Resolve = %+v %v, want index %d", rules, name, d, ok, want)
+		}
+	})
+}
