@@ -32,7 +32,8 @@ func Load(path string) (*Settings, []Warning, error) {
 }
 
 // Parse checks data as the settings file named file (made absolute; its
-// folder is where relative paths are read from). It reads no other file.
+// folder is where relative paths are read from). A file named *.yaml or
+// *.yml is read as YAML (see [IsYAML]). It reads no other file.
 func Parse(file string, data []byte) (s *Settings, warnings []Warning, err error) {
 	abs, aerr := filepath.Abs(file)
 	if aerr != nil {
@@ -49,6 +50,11 @@ func Parse(file string, data []byte) (s *Settings, warnings []Warning, err error
 	}
 	if !utf8.Valid(data) {
 		return nil, nil, &Error{Reason: "not UTF-8"}
+	}
+	if IsYAML(abs) {
+		if data, err = yamlToJSON(data); err != nil {
+			return nil, nil, err
+		}
 	}
 	root, err := decodeTree(data)
 	if err != nil {
@@ -95,9 +101,9 @@ var (
 func ToolNameOK(name string) bool { return toolRE.MatchString(name) }
 
 func (p *parser) root(n *node) error {
-	o, err := asObject(n, "name", "service", "server", "agent", "executor", "tools", "contentRules",
-		"unlisted", "hideUnlisted", "timeout", "denialsPerHour", "callIdInMeta", "shutdownWait", "maxWaiting",
-		"vault", "kubernetes")
+	o, err := asObject(n, "name", "service", "server", "servers", "namespaceSeparator", "agent", "executor", "tools",
+		"redaction", "contentRules", "unlisted", "hideUnlisted", "timeout", "denialsPerHour", "callIdInMeta",
+		"shutdownWait", "maxWaiting", "vault", "kubernetes")
 	if err != nil {
 		return err
 	}
@@ -121,10 +127,7 @@ func (p *parser) root(n *node) error {
 			return &Error{Place: v.place, Reason: "must be a service id: 1 to 64 of a-z, 0-9, '.', '_', '-', starting with a letter or digit"}
 		}
 	}
-	if v, err = o.required("server"); err != nil {
-		return err
-	}
-	if err := p.server(v); err != nil {
+	if err := p.toolServers(o); err != nil {
 		return err
 	}
 	if v, err = o.required("agent"); err != nil {
@@ -144,6 +147,11 @@ func (p *parser) root(n *node) error {
 	}
 	if err := p.tools(v); err != nil {
 		return err
+	}
+	if v := o.get("redaction"); v != nil {
+		if err := p.redaction(v); err != nil {
+			return err
+		}
 	}
 	if v := o.get("contentRules"); v != nil {
 		if s.ContentRules, err = p.path(v); err != nil {
@@ -224,12 +232,13 @@ func (p *parser) wholeOr(o *object, name string, def, lo, hi int64) (int64, erro
 	return v.whole(lo, hi)
 }
 
-func (p *parser) server(n *node) error {
+// server reads a tool server started as a child (the "server" member, or
+// one of "servers") into sv.
+func (p *parser) server(n *node, sv *Server) error {
 	o, err := asObject(n, "command", "args", "cwd", "path", "env", "passEnv")
 	if err != nil {
 		return err
 	}
-	sv := &p.s.Server
 	v, err := o.required("command")
 	if err != nil {
 		return err
@@ -271,10 +280,10 @@ func (p *parser) server(n *node) error {
 		}
 	}
 	if bare && sv.Path == nil {
-		p.warn(o.place("command"), "a bare name is looked up in the executor's own PATH, which the agent's client sets; name the program by its path or give server.path")
+		p.warn(o.place("command"), "a bare name is looked up in the executor's own PATH, which the agent's client sets; name the program by its path or give "+o.place("path"))
 	}
 	if v := o.get("env"); v != nil {
-		if err := p.env(v); err != nil {
+		if sv.Env, err = p.env(v); err != nil {
 			return err
 		}
 	}
@@ -300,58 +309,70 @@ func (p *parser) server(n *node) error {
 	return nil
 }
 
-func (p *parser) env(n *node) error {
+func (p *parser) env(n *node) ([]EnvVar, error) {
+	return p.secrets(n, func(name string) string {
+		if !envRE.MatchString(name) {
+			return "must be a variable name (letters, digits, '_', not starting with a digit)"
+		}
+		return ""
+	})
+}
+
+// secrets reads an object of names (checked by badName, which gives the
+// reason a name is refused or "") to where their values come from.
+func (p *parser) secrets(n *node, badName func(string) string) ([]EnvVar, error) {
 	if _, err := asObject(n); err != nil {
-		return err
+		return nil, err
 	}
+	var out []EnvVar
 	var err error
 	for _, m := range n.obj {
 		place := m.val.place
-		if !envRE.MatchString(m.name) {
-			return &Error{Place: place, Reason: "must be a variable name (letters, digits, '_', not starting with a digit)"}
+		if why := badName(m.name); why != "" {
+			return nil, &Error{Place: place, Reason: why}
 		}
 		ev := EnvVar{Name: m.name}
 		switch m.val.kind {
 		case '"':
 			if ev.Source, err = p.source(m.val, false); err != nil {
-				return err
+				return nil, err
 			}
 		case '{':
 			if _, err := asObject(m.val, "file", "env", "value"); err != nil {
-				return err
+				return nil, err
 			}
 			if len(m.val.obj) != 1 {
-				return &Error{Place: place, Reason: `must have exactly one of "file", "env" and "value"`}
+				return nil, &Error{Place: place, Reason: `must have exactly one of "file", "env" and "value"`}
 			}
 			inner := m.val.obj[0].val
 			switch m.val.obj[0].name {
 			case "file":
 				if ev.Source, err = p.path(inner); err != nil {
-					return err
+					return nil, err
 				}
 			case "env":
 				name, err := inner.text()
 				if err != nil {
-					return err
+					return nil, err
 				}
 				if !envRE.MatchString(name) {
-					return &Error{Place: inner.place, Reason: "must be a variable name"}
+					return nil, &Error{Place: inner.place, Reason: "must be a variable name"}
 				}
 				ev.Source = "env:" + name
 				p.warn(place, "read from the executor's own environment, which is only as safe as the agent's client that set it")
 			case "value":
 				if ev.Value, err = inner.text(); err != nil {
-					return err
+					return nil, err
 				}
 				ev.IsValue = true
 				p.warn(place, "the value is written in the settings themselves")
 			}
 		default:
-			return &Error{Place: place, Reason: "must be a source (text) or an object with file, env or value, not " + kindName(m.val.kind)}
+			return nil, &Error{Place: place, Reason: "must be a source (text) or an object with file, env or value, not " + kindName(m.val.kind)}
 		}
-		p.s.Server.Env = append(p.s.Server.Env, ev)
+		out = append(out, ev)
 	}
-	return nil
+	return out, nil
 }
 
 func (p *parser) agent(n *node) error {

@@ -2,6 +2,9 @@ package settings
 
 import (
 	"time"
+
+	"github.com/seed-6e06167c/mcp-executor/sidecar/policy/quota"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/policy/redact"
 )
 
 // Settings is the executor's settings file, read and checked. Paths are
@@ -14,14 +17,26 @@ type Settings struct {
 	Name    string // the executor's name: 1–200 characters
 	Service string // the id the slip's "with" gives the executor; default "executor"
 
-	Server   Server
+	// Server is the one tool server of the single "server" form; zero
+	// when the file names several in "servers" instead.
+	Server Server
+	// Servers are the tool servers of the "servers" form by name, nil for
+	// the single form; ServerOrder their names in file order. Their tools
+	// are named <server><NamespaceSeparator><tool>.
+	Servers            map[string]Upstream
+	ServerOrder        []string
+	NamespaceSeparator string // "." (default) or "__"
+
 	Agent    Agent
 	Executor Executor
 
-	// Tools holds the rule of each tool by its exact name; ToolOrder the
-	// names as the file lists them.
+	// Tools holds the rules by pattern: an exact tool name or a glob
+	// ("*", "?"; see package policy/glob for which rule decides a name).
+	// ToolOrder the patterns as the file lists them.
 	Tools     map[string]Tool
 	ToolOrder []string
+
+	Redaction redact.Options // the built-in detectors unless the file says otherwise
 
 	ContentRules   string   // path of the content-rules file; "" for none
 	Unlisted       Unlisted // what to do with a call to a tool no rule names
@@ -111,10 +126,15 @@ type KeySource struct {
 	MLDSA87 string
 }
 
-// Tool is the rule for one tool.
+// Tool is the rule for one tool name or glob.
 type Tool struct {
-	Action string
+	Action string  // "" only where Refuse is set and the file gives none
 	Amount *Amount // nil when the action has no amount
+	// Refuse says calls are refused with a denial, as for an unlisted tool.
+	Refuse bool
+	// Quota is nil when the rule sets none. A glob rule's quota counts
+	// each tool name it decides apart.
+	Quota *quota.Limits
 }
 
 // AmountKind is how a tool call's amount is found.

@@ -299,7 +299,7 @@ func TestLoadFileFaults(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	for _, name := range []string{"testdata/executor.example.json", "testdata/minimal.json"} {
+	for _, name := range []string{"testdata/executor.example.json", "testdata/minimal.json", "testdata/servers.example.json"} {
 		data, err := os.ReadFile(name)
 		if err != nil {
 			f.Fatal(err)
@@ -323,13 +323,9 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		if s.Name == "" || s.Server.Command == "" || s.MaxWaiting < 1 || s.Timeout < MinTimeout || s.Tools == nil {
+		if s.Name == "" || (s.Server.Command == "") == (s.Servers == nil) || s.MaxWaiting < 1 || s.Timeout < MinTimeout || s.Tools == nil {
 			t.Fatalf("accepted settings out of range: %+v", s)
 		}
-		for _, name := range s.ToolOrder {
-			if !ToolNameOK(name) {
-				t.Fatalf("tool name %q accepted", name)
-			}
-		}
+		checkPolicy(t, s)
 	})
 }

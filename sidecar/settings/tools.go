@@ -10,8 +10,8 @@ func (p *parser) tools(n *node) error {
 	}
 	p.s.Tools = make(map[string]Tool, len(n.obj))
 	for _, m := range n.obj {
-		if !toolRE.MatchString(m.name) {
-			return &Error{Place: m.val.place, Reason: "not a tool name: 1 to 128 letters, digits, '_', '-' and '.'"}
+		if err := p.toolPattern(m.name, m.val.place); err != nil {
+			return err
 		}
 		t, err := p.tool(m.val)
 		if err != nil {
@@ -24,23 +24,40 @@ func (p *parser) tools(n *node) error {
 }
 
 func (p *parser) tool(n *node) (Tool, error) {
-	o, err := asObject(n, "action", "amount")
+	o, err := asObject(n, "action", "amount", "refuse", "quota")
 	if err != nil {
 		return Tool{}, err
 	}
 	var t Tool
-	v, err := o.required("action")
-	if err != nil {
+	if t.Refuse, err = p.boolOr(o, "refuse", false); err != nil {
 		return t, err
 	}
-	if t.Action, err = v.text(); err != nil {
-		return t, err
+	if t.Refuse {
+		for _, name := range []string{"amount", "quota"} {
+			if v := o.get(name); v != nil {
+				return t, &Error{Place: v.place, Reason: "a rule that refuses has no " + name + ": remove it, or remove \"refuse\""}
+			}
+		}
 	}
-	if !actionRE.MatchString(t.Action) {
-		return t, &Error{Place: v.place, Reason: "must be an action name: 1 to 64 of a-z, 0-9, '.', '_', '-', starting with a letter or digit"}
+	v := o.get("action")
+	if v == nil && !t.Refuse {
+		return t, &Error{Place: o.place("action"), Reason: `missing (or write "refuse": true to refuse the tool)`}
+	}
+	if v != nil {
+		if t.Action, err = v.text(); err != nil {
+			return t, err
+		}
+		if !actionRE.MatchString(t.Action) {
+			return t, &Error{Place: v.place, Reason: "must be an action name: 1 to 64 of a-z, 0-9, '.', '_', '-', starting with a letter or digit"}
+		}
 	}
 	if v := o.get("amount"); v != nil {
 		if t.Amount, err = p.amount(v); err != nil {
+			return t, err
+		}
+	}
+	if v := o.get("quota"); v != nil {
+		if t.Quota, err = p.quota(v); err != nil {
 			return t, err
 		}
 	}
