@@ -34,6 +34,8 @@ type Settings struct {
 
 	Vault      *Vault      // nil when the file has no vault block
 	Kubernetes *Kubernetes // nil when the file has no kubernetes block
+
+	Approvals Approvals // defaults when the file has no approvals block
 }
 
 // Defaults and ranges.
@@ -116,8 +118,9 @@ func (k KeySource) Split() bool { return k.Whole == "" }
 
 // Tool is the rule for one tool.
 type Tool struct {
-	Action string
-	Amount *Amount // nil when the action has no amount
+	Action  string
+	Amount  *Amount  // nil when the action has no amount
+	Approve *Approve // nil unless every call is held for a person's approval
 }
 
 // AmountKind is how a tool call's amount is found.

@@ -24,7 +24,7 @@ func (p *parser) tools(n *node) error {
 }
 
 func (p *parser) tool(n *node) (Tool, error) {
-	o, err := asObject(n, "action", "amount")
+	o, err := asObject(n, "action", "amount", "approve")
 	if err != nil {
 		return Tool{}, err
 	}
@@ -41,6 +41,11 @@ func (p *parser) tool(n *node) (Tool, error) {
 	}
 	if v := o.get("amount"); v != nil {
 		if t.Amount, err = p.amount(v); err != nil {
+			return t, err
+		}
+	}
+	if v := o.get("approve"); v != nil {
+		if t.Approve, err = p.approve(v); err != nil {
 			return t, err
 		}
 	}
