@@ -432,6 +432,10 @@ func Sentence(tool, action string, amount *copylog.Amount, shown json.RawMessage
 	}
 	args := "arguments not known"
 	if len(shown) > 0 && string(shown) != "null" {
+		var buf bytes.Buffer
+		if json.Compact(&buf, shown) == nil {
+			shown = buf.Bytes()
+		}
 		args = "arguments " + string(shown)
 	}
 	return fmt.Sprintf("Allow the tool %q (action %s) to run once, with %s and %s?", tool, action, amt, args)
