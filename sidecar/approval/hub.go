@@ -61,6 +61,18 @@ const (
 var outcomeNames = map[Outcome]string{Approved: "approved", Declined: "declined", Expired: "expired",
 	Burned: "burned", Pending: "pending", NoChannel: "no-channel", Used: "used"}
 
+// Code is the denial code of a refused outcome ("approval-declined", …),
+// for the denial's codes and the copy's denial line; "" for Approved and
+// Pending. The refusal's reason is "other": the hold is the executor's own
+// rule, not the slip's.
+func (o Outcome) Code() string {
+	switch o {
+	case Approved, Pending:
+		return ""
+	}
+	return "approval-" + o.String()
+}
+
 func (o Outcome) String() string {
 	if s, ok := outcomeNames[o]; ok {
 		return s
@@ -379,7 +391,11 @@ func (h *Hub) wait(ctx context.Context, e *entry, c Call) (Result, error) {
 		h.mu.Unlock()
 		h.ask(e, extra)
 		var pending <-chan time.Time
-		if h.o.PendingAfter > 0 {
+		if c.NoWait {
+			now := make(chan time.Time, 1)
+			now <- time.Time{}
+			pending = now
+		} else if h.o.PendingAfter > 0 {
 			t := time.NewTimer(h.o.PendingAfter)
 			defer t.Stop()
 			pending = t.C

@@ -414,3 +414,47 @@ func TestUnknownNamedAndClosed(t *testing.T) {
 		}
 	})
 }
+
+// TestNoWait is the 2026-07-28 flow: the call is answered input_required at
+// once; the retry brings the client's answer and names the request.
+func TestNoWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t)
+		h, _ := w.start(Options{}, false)
+		c := call("c1", `{"path":"a"}`)
+		c.NoWait = true
+		r, err := h.Hold(t.Context(), c)
+		if err != nil || r.Outcome != Pending {
+			t.Fatalf("first: %+v %v", r, err)
+		}
+		raw, _ := InputRequiredResult(r.Request)
+		params := `{"name":"write_file","arguments":{"path":"a"},"inputResponses":{"red.prova/approval":{"action":"accept","content":{"approve":true}}},"requestState":"` + r.Request.ID + `"}`
+		id, yes, found, err := InputAnswer([]byte(params))
+		if err != nil || !found || !yes || id != r.Request.ID || !strings.Contains(string(raw), id) {
+			t.Fatalf("input answer: %q %v %v %v", id, yes, found, err)
+		}
+		if err := h.Answer(Answer{Request: id, Approved: yes, Channel: ChannelInput, Who: WhoClient}); err != nil {
+			t.Fatal(err)
+		}
+		retry := call("c2", `{"path":"a"}`)
+		retry.Named, retry.NoWait = id, true
+		r, err = h.Hold(t.Context(), retry)
+		if err != nil || r.Outcome != Approved || r.Answer.Channel != ChannelInput {
+			t.Fatalf("retry: %+v %v", r, err)
+		}
+		synctest.Wait()
+		if w.fileExists(id) {
+			t.Fatal("the queue still shows the answered request")
+		}
+	})
+}
+
+func TestOutcomeCodes(t *testing.T) {
+	want := map[Outcome]string{Approved: "", Pending: "", Declined: "approval-declined", Expired: "approval-expired",
+		Burned: "approval-burned", NoChannel: "approval-no-channel", Used: "approval-used"}
+	for o, code := range want {
+		if o.Code() != code {
+			t.Errorf("%v: code %q, want %q", o, o.Code(), code)
+		}
+	}
+}

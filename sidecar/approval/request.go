@@ -7,6 +7,7 @@ import (
 
 	"github.com/seed-6e06167c/mcp-executor/copylog"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
+	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 )
 
 // MetaApproval is the _meta member of a tools/call that names a request by
@@ -52,6 +53,10 @@ type Call struct {
 	// Channels are the call's own channels besides the hub's, such as
 	// elicitation to the call's client when it declared the capability.
 	Channels []Channel
+	// NoWait returns Pending at once while the request is undecided: for a
+	// 2026-07-28 client, answered with [InputRequiredResult] and retried
+	// with the answer in inputResponses ([InputAnswer]).
+	NoWait bool
 }
 
 // fingerprint returns the fingerprint of the call's arguments and its binding.
@@ -74,6 +79,10 @@ type Answer struct {
 	Channel  string    // the channel's name
 	Who      string    // who answered, as the channel knows it (never empty)
 	When     time.Time // when the channel took it; zero means now
+	// Record is a passkey-signed Provared approval, from a channel whose
+	// answer is one (the person's page); nil otherwise. The engine puts it
+	// on the stub's book line. It is not part of the copy's answer line.
+	Record *record.Record
 }
 
 func answerText(approved bool) string {
