@@ -569,6 +569,7 @@ func (h *Hub) restore(lines []copylog.Line) error {
 			ask = append(ask, e)
 		} else {
 			e.cancel(ErrEnded) // approved: nothing to ask
+			forget = append(forget, e.req)
 		}
 	}
 	h.sweep()

@@ -343,6 +343,10 @@ func TestRestart(t *testing.T) {
 		if err != nil || r.Outcome != Approved || r.Request.ID != id || !r.Request.Restored() {
 			t.Fatalf("second run: %+v %v", r, err)
 		}
+		synctest.Wait()
+		if w.fileExists(id) {
+			t.Fatal("the request file outlived its use")
+		}
 		stop(h, log)
 
 		h, _ = w.start(Options{PendingAfter: time.Second}, false)
@@ -457,4 +461,27 @@ func TestOutcomeCodes(t *testing.T) {
 			t.Errorf("%v: code %q, want %q", o, o.Code(), code)
 		}
 	}
+}
+
+// TestRestartAfterAnswer: the answer reached the copy before the stop, the
+// use comes after the start.
+func TestRestartAfterAnswer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t)
+		page := newManual("page")
+		h, log := w.start(Options{PendingAfter: time.Second, Channels: []Channel{page}}, false)
+		r, _ := h.Hold(t.Context(), call("c1", `{"path":"a"}`))
+		id := r.Request.ID
+		page.answer(id, true)
+		synctest.Wait()
+		stop(h, log)
+		h, _ = w.start(Options{PendingAfter: time.Second}, false)
+		r, err := h.Hold(t.Context(), call("c2", `{"path":"a"}`))
+		if err != nil || r.Outcome != Approved || r.Request.ID != id || r.Answer.Channel != "page" {
+			t.Fatalf("after the start: %+v %v", r, err)
+		}
+		if ans, ok := copylog.FindAnswer(w.lines(), r.Approval); !ok || ans.Request != id {
+			t.Fatal("the approval the restored hub names is not in the copy")
+		}
+	})
 }
