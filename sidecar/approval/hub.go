@@ -230,7 +230,9 @@ func (h *Hub) finish(e *entry, outcome Outcome) {
 		close(e.done)
 	}
 	e.state, e.outcome = stateEnded, outcome
-	e.undelivered = e.waiters == 0 && outcome != Used
+	// Withdrawn (no channel could ask) and used requests tell no later call
+	// anything: an identical call makes a new request.
+	e.undelivered = e.waiters == 0 && outcome != Used && outcome != NoChannel
 	if e.timer != nil {
 		e.timer.Stop()
 	}
@@ -329,7 +331,6 @@ func (h *Hub) Hold(ctx context.Context, c Call) (Result, error) {
 		if e.state == statePending {
 			h.end(e, NoChannel)
 		}
-		e.undelivered = false
 		h.mu.Unlock()
 		return Result{Outcome: NoChannel, Request: r}, nil
 	}

@@ -266,6 +266,20 @@ func TestNoChannel(t *testing.T) {
 		if k := kinds(lines); !reflect.DeepEqual(k, []string{"approval-request", "approval-end"}) || lines[1].Reason != copylog.EndWithdrawn {
 			t.Fatalf("copy %v", k)
 		}
+		// A withdrawn request tells the next identical call nothing: it is asked anew.
+		page := newManual("page")
+		c.Channels = []Channel{page}
+		got := hold(h, t.Context(), c)
+		synctest.Wait()
+		if len(page.asks) != 1 {
+			t.Fatalf("the identical call after a withdrawn request was not asked: %d", len(page.asks))
+		}
+		for id := range page.asks {
+			page.answer(id, true)
+		}
+		if r := <-got; r.err != nil || r.res.Outcome != Approved {
+			t.Fatalf("after the withdrawn request: %+v %v", r.res, r.err)
+		}
 	})
 }
 
