@@ -2,9 +2,11 @@ package approval
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 )
 
 // Channel names of answers through the agent's client.
@@ -129,4 +131,48 @@ func PendingMeta(r *Request) map[string]any { return map[string]any{MetaApproval
 // PendingText is the text of that result.
 func PendingText(r *Request) string {
 	return "waiting for a person to approve this call (request " + r.ID + "); call again with the same arguments, naming the request in _meta[\"" + MetaApproval + "\"], to get the answer"
+}
+
+// Elicitation is the channel of the agent's client for 2025-06-18 and
+// 2025-11-25 clients that declared the elicitation capability. The engine
+// gives it Send, which sends elicitation/create with the params under an id
+// of the executor's own and returns the client's result. Give a call this
+// channel only where the client declared the capability: a client without
+// it is never asked.
+type Elicitation struct {
+	// Send sends the request and waits for the client's response. It
+	// returns the result, or an error: the client's JSON-RPC error, no
+	// response, or ctx ending (the request is over: Send should then send
+	// notifications/cancelled and return).
+	Send     func(ctx context.Context, params []byte) (result []byte, err error)
+	WithMode bool         // "mode": "form" (2025-11-25 and later)
+	Logger   *slog.Logger // nil = discard
+}
+
+// Name is the channel's name.
+func (e *Elicitation) Name() string { return ChannelElicitation }
+
+// Ask sends the question and answers when the client does: accept with
+// approve true is yes; any other result, and any error from Send while the
+// request is still open (a refusal from the client, a lost session), is no.
+func (e *Elicitation) Ask(ctx context.Context, r *Request, answer func(Answer)) error {
+	params, err := ElicitParams(r, e.WithMode)
+	if err != nil {
+		return err
+	}
+	go func() {
+		res, err := e.Send(ctx, params)
+		if ctx.Err() != nil {
+			return // over, or the executor stops: no answer
+		}
+		yes := false
+		if err == nil {
+			yes, err = ParseElicitResult(res)
+		}
+		if err != nil && e.Logger != nil {
+			e.Logger.Info("approval: the client's elicitation gave no yes", slog.String("request", r.ID), slog.String("error", err.Error()))
+		}
+		answer(Answer{Request: r.ID, Approved: yes, Channel: ChannelElicitation, Who: WhoClient})
+	}()
+	return nil
 }

@@ -3,6 +3,7 @@ package approval
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -197,4 +198,57 @@ func FuzzInputAnswer(f *testing.F) {
 			t.Fatalf("yes without an answer: %q", data)
 		}
 	})
+}
+
+// TestElicitationChannel holds calls whose client is a go-sdk client with an
+// elicitation handler, asked through the go-sdk server's Elicit (in memory:
+// both ends are the SDK's own code).
+func TestElicitationChannel(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		result *mcp.ElicitResult
+		err    error
+		want   Outcome
+	}{
+		{"accepts", &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, nil, Approved},
+		{"declines", &mcp.ElicitResult{Action: "decline"}, nil, Declined},
+		{"says no", &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": false}}, nil, Declined},
+		{"fails", nil, errors.New("the handler broke"), Declined},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			client := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, &mcp.ClientOptions{
+				ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return c.result, c.err }})
+			server := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, nil)
+			ct, st := mcp.NewInMemoryTransports()
+			ss, err := server.Connect(t.Context(), st, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ss.Close()
+			cs, err := client.Connect(t.Context(), ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			ch := &Elicitation{WithMode: true, Send: func(ctx context.Context, params []byte) ([]byte, error) {
+				var p mcp.ElicitParams
+				if err := json.Unmarshal(params, &p); err != nil {
+					return nil, err
+				}
+				res, err := ss.Elicit(ctx, &p)
+				if err != nil {
+					return nil, err
+				}
+				return json.Marshal(res)
+			}}
+			w := newWorld(t)
+			h, _ := w.start(Options{}, true)
+			call := call("c1", `{"path":"a"}`)
+			call.Channels = []Channel{ch}
+			r, err := h.Hold(t.Context(), call)
+			if err != nil || r.Outcome != c.want || r.Answer.Channel != ChannelElicitation || r.Answer.Who != WhoClient {
+				t.Fatalf("hold: %+v %v", r, err)
+			}
+		})
+	}
 }
