@@ -56,10 +56,11 @@ const (
 	Pending                      // still waiting after pendingAfter: answer "waiting" with the request's id
 	NoChannel                    // no channel could ask: refused at once, never run
 	Used                         // the approval was already used by another call
+	Crowded                      // MaxOpen requests are open already: refused at once, never asked
 )
 
 var outcomeNames = map[Outcome]string{Approved: "approved", Declined: "declined", Expired: "expired",
-	Burned: "burned", Pending: "pending", NoChannel: "no-channel", Used: "used"}
+	Burned: "burned", Pending: "pending", NoChannel: "no-channel", Used: "used", Crowded: "crowded"}
 
 // Code is the denial code of a refused outcome ("approval-declined", …),
 // for the denial's codes and the copy's denial line; "" for Approved and
@@ -107,9 +108,16 @@ type Options struct {
 	// ApproveSession approves every held call of this process (stdio/serve
 	// --approve-session): the answer's channel is "session".
 	ApproveSession bool
-	Redact         Redact       // nil = RedactSecrets; for the arguments a person is shown
-	Logger         *slog.Logger // nil = discard
+	Redact         Redact // nil = RedactSecrets; for the arguments a person is shown
+	// MaxOpen is how many requests may be open (pending, or approved and
+	// unused) at once; 0 = DefaultMaxOpen. With pendingAfter, calls return
+	// while their requests stay open, so maxWaiting does not bound them.
+	MaxOpen int
+	Logger  *slog.Logger // nil = discard
 }
+
+// DefaultMaxOpen is the default of Options.MaxOpen.
+const DefaultMaxOpen = 256
 
 // ChannelSession is the channel of the answers --approve-session gives.
 const ChannelSession = "session"
@@ -307,6 +315,11 @@ func (h *Hub) Hold(ctx context.Context, c Call) (Result, error) {
 		h.mu.Unlock()
 		return Result{Outcome: NoChannel}, nil
 	}
+	if h.open() >= h.maxOpen() {
+		h.mu.Unlock()
+		h.log.Warn("approval: too many requests are open; the call is refused", slog.String("call", c.CallID), slog.Int("open", h.maxOpen()))
+		return Result{Outcome: Crowded}, nil
+	}
 	if err := h.o.Copy.Append(requestLine(r)); err != nil {
 		h.mu.Unlock()
 		return Result{}, fmt.Errorf("approval: recording request for call %s: %w", c.CallID, err)
@@ -337,6 +350,24 @@ func (h *Hub) Hold(ctx context.Context, c Call) (Result, error) {
 	h.mu.Lock()
 	e.waiters--
 	return h.wait(ctx, e, c)
+}
+
+// open counts the requests not ended. Called with h.mu held.
+func (h *Hub) open() int {
+	n := 0
+	for _, e := range h.byID {
+		if e.state != stateEnded {
+			n++
+		}
+	}
+	return n
+}
+
+func (h *Hub) maxOpen() int {
+	if h.o.MaxOpen > 0 {
+		return h.o.MaxOpen
+	}
+	return DefaultMaxOpen
 }
 
 // attachable is the request an identical call attaches to: one no call

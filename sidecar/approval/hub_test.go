@@ -3,6 +3,7 @@ package approval
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -469,7 +470,7 @@ func TestNoWait(t *testing.T) {
 
 func TestOutcomeCodes(t *testing.T) {
 	want := map[Outcome]string{Approved: "", Pending: "", Declined: "approval-declined", Expired: "approval-expired",
-		Burned: "approval-burned", NoChannel: "approval-no-channel", Used: "approval-used"}
+		Burned: "approval-burned", NoChannel: "approval-no-channel", Used: "approval-used", Crowded: "approval-crowded"}
 	for o, code := range want {
 		if o.Code() != code {
 			t.Errorf("%v: code %q, want %q", o, o.Code(), code)
@@ -496,6 +497,29 @@ func TestRestartAfterAnswer(t *testing.T) {
 		}
 		if ans, ok := copylog.FindAnswer(w.lines(), r.Approval); !ok || ans.Request != id {
 			t.Fatal("the approval the restored hub names is not in the copy")
+		}
+	})
+}
+
+func TestCrowded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t)
+		h, _ := w.start(Options{PendingAfter: time.Second, MaxOpen: 2}, false)
+		for i, args := range []string{`{"n":1}`, `{"n":2}`} {
+			if r, err := h.Hold(t.Context(), call(fmt.Sprint("c", i), args)); err != nil || r.Outcome != Pending {
+				t.Fatalf("%s: %+v %v", args, r, err)
+			}
+		}
+		if r, err := h.Hold(t.Context(), call("c3", `{"n":3}`)); err != nil || r.Outcome != Crowded {
+			t.Fatalf("third: %+v %v", r, err)
+		}
+		// An identical call still attaches to its open request.
+		if r, err := h.Hold(t.Context(), call("c4", `{"n":1}`)); err != nil || r.Outcome != Pending {
+			t.Fatalf("attach: %+v %v", r, err)
+		}
+		time.Sleep(time.Minute)
+		if r, err := h.Hold(t.Context(), call("c5", `{"n":3}`)); err != nil || r.Outcome != Pending {
+			t.Fatalf("after the expiry: %+v %v", r, err)
 		}
 	})
 }
