@@ -44,6 +44,10 @@
 //	              rule (the fingerprint of the refusing rule's name or "")
 //	withdrawn     call: cancelled while waiting its turn; nothing was sent
 //
+// and the kinds of a call held for a person's approval (approval-request,
+// approval-answer, approval-late, approval-use, approval-end), whose members
+// are listed beside [KindApprovalRequest].
+//
 // No member holds a tool argument's value: arguments appear only as the
 // fingerprint in details.
 //

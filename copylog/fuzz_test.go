@@ -19,6 +19,11 @@ func FuzzVerify(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(golden)
+	if approvals, err := os.ReadFile(filepath.Join("testdata", "approval-kinds.jsonl")); err == nil {
+		f.Add(approvals)
+	} else {
+		f.Fatal(err)
+	}
 	f.Add(golden[:len(golden)-1])
 	lines := splitLines(golden)
 	f.Add(bytes.Join([][]byte{lines[1], lines[0]}, nil))

@@ -56,6 +56,8 @@ type Line struct {
 	// cap) or the book's write error.
 	Unwritten string
 
+	ApprovalFields // the members of the approval kinds (approval.go)
+
 	Tag string
 }
 
@@ -139,6 +141,8 @@ func (ln *Line) body() (map[string]any, error) {
 			if ln.Unwritten != "" {
 				b["unwritten"] = ln.Unwritten
 			}
+		default:
+			approvalBody(ln, m.name, b)
 		}
 	}
 	if err := checkFields(ln); err != nil {
@@ -189,7 +193,9 @@ func checkFields(ln *Line) error {
 				err = fingerprint("outcome", ln.Outcome.SHA256)
 			}
 		case "reason":
-			err = nonEmpty("reason", ln.Reason)
+			if err = nonEmpty("reason", ln.Reason); err == nil {
+				err = checkApprovalField(ln, m.name)
+			}
 		case "refusal":
 			err = fingerprintOrEmpty("refusal", ln.Refusal)
 		case "rules":
@@ -200,6 +206,8 @@ func checkFields(ln *Line) error {
 			if ln.Unwritten != "" && ln.Refusal != "" {
 				err = errors.New("a denial line names a refusal and why none was written")
 			}
+		default:
+			err = checkApprovalField(ln, m.name)
 		}
 		if err != nil {
 			return err
@@ -343,6 +351,8 @@ func decodeKindMembers(obj map[string]any, members []member, ln *Line) error {
 			ln.Details, err = decodeDetails(obj[m.name])
 		case "codes":
 			ln.Codes, err = decodeCodes(obj[m.name])
+		default:
+			err = decodeApprovalMember(ln, obj, m.name)
 		}
 		if err != nil {
 			return err

@@ -82,10 +82,15 @@ func (p *parser) path(n *node) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return joinDir(p.s.Dir, v), nil
+}
+
+// joinDir makes a path written in the settings absolute against their folder.
+func joinDir(dir, v string) string {
 	if filepath.IsAbs(v) {
-		return filepath.Clean(v), nil
+		return filepath.Clean(v)
 	}
-	return filepath.Join(p.s.Dir, v), nil
+	return filepath.Join(dir, v)
 }
 
 var (
@@ -103,7 +108,7 @@ func ToolNameOK(name string) bool { return toolRE.MatchString(name) }
 func (p *parser) root(n *node) error {
 	o, err := asObject(n, "name", "service", "server", "servers", "namespaceSeparator", "agent", "executor", "tools",
 		"redaction", "contentRules", "unlisted", "hideUnlisted", "timeout", "denialsPerHour", "callIdInMeta",
-		"shutdownWait", "maxWaiting", "vault", "kubernetes")
+		"shutdownWait", "maxWaiting", "vault", "kubernetes", "approvals")
 	if err != nil {
 		return err
 	}
@@ -207,6 +212,12 @@ func (p *parser) root(n *node) error {
 	}
 	if v := o.get("kubernetes"); v != nil {
 		if s.Kubernetes, err = p.kubernetes(v); err != nil {
+			return err
+		}
+	}
+	s.Approvals = defaultApprovals(s.Dir)
+	if v := o.get("approvals"); v != nil {
+		if err := p.approvals(v); err != nil {
 			return err
 		}
 	}

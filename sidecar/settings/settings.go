@@ -49,6 +49,8 @@ type Settings struct {
 
 	Vault      *Vault      // nil when the file has no vault block
 	Kubernetes *Kubernetes // nil when the file has no kubernetes block
+
+	Approvals Approvals // defaults when the file has no approvals block
 }
 
 // Defaults and ranges.
@@ -135,6 +137,8 @@ type Tool struct {
 	// Quota is nil when the rule sets none. A glob rule's quota counts
 	// each tool name it decides apart.
 	Quota *quota.Limits
+	// Approve is nil unless every call is held for a person's approval.
+	Approve *Approve
 }
 
 // AmountKind is how a tool call's amount is found.

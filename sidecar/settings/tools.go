@@ -24,7 +24,7 @@ func (p *parser) tools(n *node) error {
 }
 
 func (p *parser) tool(n *node) (Tool, error) {
-	o, err := asObject(n, "action", "amount", "refuse", "quota")
+	o, err := asObject(n, "action", "amount", "refuse", "quota", "approve")
 	if err != nil {
 		return Tool{}, err
 	}
@@ -58,6 +58,11 @@ func (p *parser) tool(n *node) (Tool, error) {
 	}
 	if v := o.get("quota"); v != nil {
 		if t.Quota, err = p.quota(v); err != nil {
+			return t, err
+		}
+	}
+	if v := o.get("approve"); v != nil {
+		if t.Approve, err = p.approve(v); err != nil {
 			return t, err
 		}
 	}

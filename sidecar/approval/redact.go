@@ -1,0 +1,73 @@
+package approval
+
+import (
+	"bytes"
+	"encoding/json"
+	"regexp"
+	"strings"
+)
+
+// Redact returns the arguments as a person may see them: valid JSON with
+// secret-looking values replaced. Package policy provides the executor's
+// rules; [RedactSecrets] is the default.
+type Redact func(args []byte) []byte
+
+// Redacted is the text that stands for a value left out.
+const Redacted = "[redacted]"
+
+var (
+	secretName  = regexp.MustCompile(`(?i)(pass(word|wd|phrase)?|secret|token|api[-_]?key|private[-_]?key|access[-_]?key|auth|credential|cookie|session|bearer|signature)`)
+	secretValue = regexp.MustCompile(`^(?i:bearer|basic)\s|^(sk|pk|rk)[-_]|^gh[pousr]_|^xox[abpr]-|^AKIA[0-9A-Z]{16}$|^eyJ[A-Za-z0-9_-]+\.|-----BEGIN`)
+)
+
+// RedactSecrets replaces the value of every member whose name looks like a
+// secret's (password, token, apiKey, secret, auth, …) and every text that
+// looks like a credential (a bearer header, a JWT, a PEM block, well-known
+// key prefixes) with [Redacted]. Arguments that are not JSON become the text
+// "[arguments not shown]".
+func RedactSecrets(args []byte) []byte {
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil || dec.More() {
+		return []byte(`"[arguments not shown]"`)
+	}
+	out, err := json.Marshal(redactValue(v))
+	if err != nil {
+		return []byte(`"[arguments not shown]"`)
+	}
+	return out
+}
+
+func redactValue(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if secretName.MatchString(k) {
+				x[k] = Redacted
+			} else {
+				x[k] = redactValue(e)
+			}
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = redactValue(e)
+		}
+	case string:
+		if secretValue.MatchString(strings.TrimSpace(x)) {
+			return Redacted
+		}
+	}
+	return v
+}
+
+func (h *Hub) shownArguments(raw []byte) json.RawMessage {
+	if len(raw) == 0 {
+		raw = []byte("{}")
+	}
+	r := h.o.Redact
+	if r == nil {
+		r = RedactSecrets
+	}
+	return json.RawMessage(r(raw))
+}

@@ -1,0 +1,147 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/seed-6e06167c/mcp-executor/sidecar/approval"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
+)
+
+func init() {
+	extraCommands["approve"] = command{
+		summary: "answer the calls waiting for a person's approval in the queue folder",
+		run:     runApprove,
+	}
+}
+
+// approveItem is one waiting request as `approve --json` prints it.
+type approveItem struct {
+	approval.File
+	Sentence string `json:"sentence"`
+}
+
+// approveOutcome is what `approve --id … --json` prints.
+type approveOutcome struct {
+	ID       string `json:"id"`
+	Approved bool   `json:"approved"`
+	Tool     string `json:"tool"`
+	Action   string `json:"action"`
+}
+
+// runApprove is `mcp-executor approve --config FILE [--once] [--id ID --yes|--no] [--json]`: it lists
+// the requests waiting in the queue folder (settings approvals.queue) and asks y/n for each on standard
+// input; --once answers one and exits; --id answers one without asking; --json prints JSON (the list,
+// answering nothing, or the answer given with --id).
+func runApprove(_ context.Context, env Env, args []string) int {
+	fs := newFlags(env, "approve", "--config FILE [--once] [--id ID --yes|--no] [--json]")
+	config := fs.String("config", "", "the executor's settings `file` (JSON); its approvals.queue is the folder read")
+	once := fs.Bool("once", false, "answer one waiting request, then exit")
+	id := fs.String("id", "", "answer the request with this `id` without asking (with --yes or --no)")
+	yes := fs.Bool("yes", false, "with --id: approve")
+	no := fs.Bool("no", false, "with --id: decline")
+	asJSON := fs.Bool("json", false, "print JSON: the waiting requests (answering none), or the answer given with --id")
+	if code, done := parseFlags(fs, args); done {
+		return code
+	}
+	switch {
+	case *config == "" || fs.NArg() != 0:
+		fmt.Fprintln(env.Stderr, "mcp-executor approve: --config FILE is required")
+		fs.Usage()
+		return ExitUsage
+	case *id == "" && (*yes || *no):
+		fmt.Fprintln(env.Stderr, "mcp-executor approve: --yes and --no answer the request named by --id")
+		return ExitUsage
+	case *id != "" && *yes == *no:
+		fmt.Fprintln(env.Stderr, "mcp-executor approve: --id needs exactly one of --yes and --no")
+		return ExitUsage
+	case *id != "" && *once:
+		fmt.Fprintln(env.Stderr, "mcp-executor approve: --once asks about the first waiting request; --id names one")
+		return ExitUsage
+	}
+	s, _, err := settings.Load(*config)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "mcp-executor approve: %v\n", err)
+		return ExitFinding
+	}
+	dir := s.Approvals.Queue
+
+	if *id != "" {
+		f, err := approval.AnswerFile(dir, *id, *yes, time.Now())
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "mcp-executor approve: %v\n", err)
+			return ExitFinding
+		}
+		if *asJSON {
+			writeJSON(env.Stdout, approveOutcome{ID: f.ID, Approved: *yes, Tool: f.Tool, Action: f.Action})
+		} else {
+			fmt.Fprintf(env.Stdout, "%s request %s (tool %q)\n", answered(*yes), f.ID, f.Tool)
+		}
+		return ExitOK
+	}
+
+	files, skipped, err := approval.Waiting(dir, time.Now())
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "mcp-executor approve: %v\n", err)
+		return ExitFinding
+	}
+	for _, name := range skipped {
+		fmt.Fprintf(env.Stderr, "mcp-executor approve: %s in %s is not a request file; left alone\n", name, dir)
+	}
+	if *asJSON {
+		items := make([]approveItem, 0, len(files))
+		for _, f := range files {
+			items = append(items, approveItem{File: f, Sentence: approval.Sentence(f.Tool, f.Action, f.Amount, f.Arguments)})
+		}
+		writeJSON(env.Stdout, map[string]any{"queue": dir, "waiting": items})
+		return ExitOK
+	}
+	if len(files) == 0 {
+		fmt.Fprintf(env.Stdout, "nothing waits for approval in %s\n", dir)
+		return ExitOK
+	}
+	in := bufio.NewReader(env.Stdin)
+	for _, f := range files {
+		fmt.Fprintf(env.Stdout, "request %s, expires %s\n  %s\napprove? [y/n] ", f.ID, f.ExpiresAt,
+			approval.Sentence(f.Tool, f.Action, f.Amount, f.Arguments))
+		line, err := in.ReadString('\n')
+		if err != nil && (err != io.EOF || line == "") {
+			fmt.Fprintln(env.Stdout)
+			fmt.Fprintln(env.Stdout, "no more answers on standard input; the rest still wait")
+			return ExitOK
+		}
+		var approved bool
+		switch strings.ToLower(strings.TrimSpace(line)) {
+		case "y", "yes":
+			approved = true
+		case "n", "no":
+			approved = false
+		default:
+			fmt.Fprintf(env.Stdout, "not answered (type y or n): request %s still waits\n", f.ID)
+			if *once {
+				return ExitOK
+			}
+			continue
+		}
+		if _, err := approval.AnswerFile(dir, f.ID, approved, time.Now()); err != nil {
+			fmt.Fprintf(env.Stderr, "mcp-executor approve: %v\n", err)
+			return ExitFinding
+		}
+		fmt.Fprintf(env.Stdout, "%s request %s\n", answered(approved), f.ID)
+		if *once {
+			return ExitOK
+		}
+	}
+	return ExitOK
+}
+
+func answered(yes bool) string {
+	if yes {
+		return "approved"
+	}
+	return "declined"
+}
