@@ -46,23 +46,27 @@ func (k Kind) String() string {
 type Fault int
 
 const (
-	FaultNotUTF8    Fault = iota + 1 // -32700
-	FaultNotJSON                     // -32700 (also: nesting deeper than 10000)
-	FaultTooLong                     // over MaxLine; -32600
-	FaultBatch                       // a JSON array; -32600
-	FaultNotObject                   // a bare value; -32600
-	FaultDuplicate                   // a member name given twice; -32600
-	FaultBigNumber                   // a number beyond 2^53−1; -32600
-	FaultNotMessage                  // JSON-RPC shape: version, id, method, result/error; -32600
+	FaultNotUTF8       Fault = iota + 1 // -32700
+	FaultNotJSON                        // -32700 (also: nesting deeper than 10000)
+	FaultTooLong                        // over MaxLine; -32600
+	FaultBatch                          // a JSON array; -32600
+	FaultNotObject                      // a bare value; -32600
+	FaultDuplicate                      // two member names equal under case folding; -32600
+	FaultBigNumber                      // a number beyond 2^53−1; -32600
+	FaultNotMessage                     // JSON-RPC shape: version, id, method, result/error; -32600
+	FaultUnknownMember                  // a top-level member no JSON-RPC message has; -32600
 )
 
 // Error is a line that is not an acceptable message. ID and IDSpan are set
 // when the line is one JSON object whose top level names "id" exactly once,
 // as a string, number or null, so that an answer can still be matched.
+// Reason never holds a value of the line; where it names a place it gives
+// its JSON Pointer (Path, also given alone), cut to MaxLogText bytes.
 type Error struct {
 	Code   int
 	Fault  Fault
 	Reason string
+	Path   string // JSON Pointer of the faulty member or number; "" for none or the top
 	ID     []byte
 	IDSpan Span
 }
@@ -108,10 +112,14 @@ func Inspect(line []byte) (*Message, error) {
 		return nil, &Error{Code: CodeParse, Fault: FaultNotUTF8, Reason: "not UTF-8"}
 	}
 	var tops [6]topMember // jsonrpc, id, method, params, result, error
+	unknownAt := -1       // the first top-level member no message has
 	c := checker{check: true}
 	c.top = func(name []byte, nameStart, vs, ve int) {
 		k := topIndex(name)
 		if k < 0 {
+			if unknownAt < 0 {
+				unknownAt = nameStart
+			}
 			return
 		}
 		t := &tops[k]
@@ -136,6 +144,14 @@ func Inspect(line []byte) (*Message, error) {
 	}
 	fail := func(f Fault, reason string) (*Message, error) {
 		e := &Error{Code: CodeInvalidRequest, Fault: f, Reason: reason}
+		if f == FaultDuplicate || f == FaultBigNumber || f == FaultUnknownMember {
+			at := c.faultAt
+			if f == FaultUnknownMember {
+				at = unknownAt
+			}
+			e.Path = Cut(pathAt(line, at))
+			e.Reason += " at " + quotePath(e.Path)
+		}
 		if id := tops[1]; id.count == 1 {
 			v := line[id.val.Start:id.val.End]
 			if v[0] == '"' || v[0] == '-' || (v[0] >= '0' && v[0] <= '9') || string(v) == "null" {
@@ -146,6 +162,9 @@ func Inspect(line []byte) (*Message, error) {
 	}
 	if c.fault != 0 {
 		return fail(c.fault, c.reason)
+	}
+	if unknownAt >= 0 {
+		return fail(FaultUnknownMember, "a member that no JSON-RPC message has")
 	}
 	m := &Message{End: end - 1}
 	val := func(k int) ([]byte, Span) {
@@ -235,4 +254,12 @@ func idForm(v []byte) bool {
 		}
 	}
 	return !beyondSafe(v)
+}
+
+// quotePath writes a JSON Pointer for a reason: "" is the whole message.
+func quotePath(p string) string {
+	if p == "" {
+		return "the top"
+	}
+	return p
 }

@@ -26,7 +26,7 @@ func TestInspectAccepts(t *testing.T) {
 		{"error response null id", `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}`, KindResponse, "", "null", "", "", `{"code":-32700,"message":"x"}`},
 		{"odd spacing", " \t{ \"id\" : 3 ,\"jsonrpc\"\t:\"2.0\" , \"method\":\"m\" , \"params\" : [ 1 , 2 ] }\r ", KindRequest, "m", "3", "[ 1 , 2 ]", "", ""},
 		{"escaped names", `{"json\u0072pc":"2\u002e0","\u0069d":"x","method":"a\/b"}`, KindRequest, "a/b", `"x"`, "", "", ""},
-		{"other members kept", `{"jsonrpc":"2.0","id":1,"method":"m","extra":{"a":[1,2,{"b":null}]}}`, KindRequest, "m", "1", "", "", ""},
+		{"nested members kept", `{"jsonrpc":"2.0","id":1,"method":"m","params":{"extra":{"a":[1,2,{"b":null}]}}}`, KindRequest, "m", "1", `{"extra":{"a":[1,2,{"b":null}]}}`, "", ""},
 		{"safe number forms", `{"jsonrpc":"2.0","method":"m","params":{"a":-9007199254740991,"b":1.5e-300,"c":9.007199254740991e15,"d":0.000,"e":-0,"f":1E+2}}`, KindNotification, "m", "", `{"a":-9007199254740991,"b":1.5e-300,"c":9.007199254740991e15,"d":0.000,"e":-0,"f":1E+2}`, "", ""},
 		{"same name in sibling objects", `{"jsonrpc":"2.0","method":"m","params":{"a":{"x":1},"b":{"x":1}}}`, KindNotification, "m", "", `{"a":{"x":1},"b":{"x":1}}`, "", ""},
 		{"lone surrogates differ", `{"jsonrpc":"2.0","method":"m","params":{"\ud800":1,"\ud801":2}}`, KindNotification, "m", "", `{"\ud800":1,"\ud801":2}`, "", ""},
