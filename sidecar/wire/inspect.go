@@ -187,6 +187,10 @@ func Inspect(line []byte) (*Message, error) {
 			return fail(FaultNotMessage, `"method" must be a string`)
 		}
 		m.Method = string(decodeString(method[1 : len(method)-1]))
+		if m.Method == "" {
+			// go-sdk reads a message with an empty method as a response.
+			return fail(FaultNotMessage, `"method" must not be empty`)
+		}
 		if m.Result != nil || m.Error != nil {
 			return fail(FaultNotMessage, `a request names "result" or "error"`)
 		}

@@ -90,6 +90,7 @@ func TestInspectRefuses(t *testing.T) {
 		{"wrong version", `{"jsonrpc":"1.0","id":1,"method":"m"}`, CodeInvalidRequest, FaultNotMessage, "1"},
 		{"version number", `{"jsonrpc":2.0,"id":1,"method":"m"}`, CodeInvalidRequest, FaultNotMessage, "1"},
 		{"method not text", `{"jsonrpc":"2.0","id":1,"method":5}`, CodeInvalidRequest, FaultNotMessage, "1"},
+		{"method empty", `{"jsonrpc":"2.0","method":""}`, CodeInvalidRequest, FaultNotMessage, ""},
 		{"id fraction", `{"jsonrpc":"2.0","id":1.5,"method":"m"}`, CodeInvalidRequest, FaultNotMessage, "1.5"},
 		{"id negative", `{"jsonrpc":"2.0","id":-1,"method":"m"}`, CodeInvalidRequest, FaultNotMessage, "-1"},
 		{"id object", `{"jsonrpc":"2.0","id":{},"method":"m"}`, CodeInvalidRequest, FaultNotMessage, ""},
