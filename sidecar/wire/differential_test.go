@@ -138,14 +138,15 @@ func sdk(t *testing.T, line []byte) (reading, bool) {
 		}
 		if len(m.Params) > 0 && m.Params[0] == '{' {
 			var fp foldingParams
-			if json.Unmarshal(m.Params, &fp) == nil {
-				var raw map[string]json.RawMessage
-				json.Unmarshal(m.Params, &raw)
-				if _, named := raw["name"]; named || fp.Name != "" {
-					r.tool = fp.Name
-				}
-				r.args, r.meta = canonical(t, fp.Arguments), canonical(t, fp.Meta)
+			if json.Unmarshal(m.Params, &fp) != nil {
+				return reading{}, false // a server decoding params refuses them
 			}
+			var raw map[string]json.RawMessage
+			json.Unmarshal(m.Params, &raw)
+			if _, named := raw["name"]; named || fp.Name != "" {
+				r.tool = fp.Name
+			}
+			r.args, r.meta = canonical(t, fp.Arguments), canonical(t, fp.Meta)
 		}
 	case *jsonrpc.Response:
 		r = reading{kind: "response", id: idText(m.ID), result: canonical(t, m.Result)}

@@ -146,7 +146,7 @@ func Inspect(line []byte) (*Message, error) {
 		e := &Error{Code: CodeInvalidRequest, Fault: f, Reason: reason}
 		if f == FaultDuplicate || f == FaultBigNumber || f == FaultUnknownMember {
 			at := c.faultAt
-			if f == FaultUnknownMember {
+			if f == FaultUnknownMember && unknownAt >= 0 {
 				at = unknownAt
 			}
 			e.Path = Cut(pathAt(line, at))
@@ -196,6 +196,10 @@ func Inspect(line []byte) (*Message, error) {
 		}
 		if m.Params != nil && m.Params[0] != '{' && m.Params[0] != '[' {
 			return fail(FaultNotMessage, `"params" must be an object or an array`)
+		}
+		if at := protocolNameInOtherCase(line, m.ParamsSpan); at >= 0 {
+			c.faultAt = at
+			return fail(FaultUnknownMember, "a member named in other capitals than the protocol's")
 		}
 		if m.ID == nil {
 			m.Kind = KindNotification
@@ -266,4 +270,27 @@ func quotePath(p string) string {
 		return "the top"
 	}
 	return p
+}
+
+// protocolNameInOtherCase finds, among the members of params (when an
+// object), one whose name folds to a member the protocol gives params
+// ("name", "arguments", "_meta") without being written so: a server that
+// folds names by case reads it as that member where the executor reads
+// nothing. It returns the member name's offset, or -1.
+func protocolNameInOtherCase(line []byte, params Span) int {
+	if !params.Present() || line[params.Start] != '{' {
+		return -1
+	}
+	at := -1
+	eachMember(line[:params.End], params.Start, func(name []byte, nameStart, _, _ int) bool {
+		switch string(foldKey(name)) {
+		case "NAME", "ARGUMENTS", "_META":
+			if n := string(name); n != "name" && n != "arguments" && n != "_meta" {
+				at = nameStart
+				return false
+			}
+		}
+		return true
+	})
+	return at
 }

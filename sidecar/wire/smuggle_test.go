@@ -50,6 +50,9 @@ var smuggling = []struct {
 	{"response with a result in capitals", `{"jsonrpc":"2.0","id":28,"error":{"code":1,"message":"x"},"RESULT":{}}`},
 	{"member path with slash and tilde", `{"jsonrpc":"2.0","id":29,"method":"m","params":{"a/b~c":{"k":1,"K":2}}}`},
 	{"big number in arguments", `{"jsonrpc":"2.0","id":30,"method":"tools/call","params":{"name":"pay","arguments":{"items":[1,9007199254740993]}}}`},
+	{"name only in capitals", `{"jsonrpc":"2.0","id":33,"method":"tools/call","params":{"NAME":"hidden_admin","arguments":{}}}`},
+	{"arguments only in capitals", `{"jsonrpc":"2.0","id":34,"method":"tools/call","params":{"name":"pay","Arguments":{"total":100000}}}`},
+	{"_meta only with a kelvin sign", "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"_meta\u212a\":1,\"_Meta\":{}}}"},
 	{"very long member name", `{"jsonrpc":"2.0","id":31,"method":"m","params":{"` + strings.Repeat("é", 300) + `":1,"` + strings.Repeat("É", 300) + `":2}}`},
 }
 
