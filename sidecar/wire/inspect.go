@@ -3,15 +3,19 @@ package wire
 import (
 	"bytes"
 	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
-// JSON-RPC error codes the executor answers with.
+// JSON-RPC error codes the executor answers with: the specification's from
+// go-sdk's jsonrpc package, and two of the executor's own.
 const (
-	CodeParse          = -32700 // not UTF-8, not JSON
-	CodeInvalidRequest = -32600 // JSON, but not an acceptable message
-	CodeInvalidParams  = -32602 // e.g. a tool name out of form
-	CodeNotTaken       = 1001   // the call was not taken: not recorded, stopping, too many waiting
-	CodeNoAnswer       = 1002   // no answer: timeout, cancellation, server ended
+	CodeParse          = jsonrpc.CodeParseError     // -32700: not UTF-8, not JSON
+	CodeInvalidRequest = jsonrpc.CodeInvalidRequest // -32600: JSON, but not an acceptable message
+	CodeInvalidParams  = jsonrpc.CodeInvalidParams  // -32602: e.g. a tool name out of form
+	CodeInternalError  = jsonrpc.CodeInternalError  // -32603: e.g. a receipt that could not be written
+	CodeNotTaken       = 1001                       // the call was not taken: not recorded, stopping, too many waiting
+	CodeNoAnswer       = 1002                       // no answer: timeout, cancellation, server ended, an unreadable answer
 )
 
 // Span is a byte range [Start, End) in a line. The zero Span means absent:
