@@ -37,7 +37,7 @@ func TestMain(m *testing.M) {
 	case "raw":
 		runRawServer()
 		return
-	case "closeout", "orphan", "sleeper":
+	case "closeout", "orphan", "sleeper", "closein":
 		runEndingServer(os.Getenv(testServerEnv))
 		return
 	}

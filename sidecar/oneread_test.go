@@ -348,3 +348,29 @@ func readToEnd(t *testing.T, r *bufio.Reader) []string {
 	}
 	return nil
 }
+
+// A call whose bytes cannot be written to the server (it closed its input)
+// is not said to be sent: the client gets error 1002 saying the server did
+// not get it, and the stub names that text, not an outcome of the server.
+func TestCallNotDeliveredIsNotSaidSent(t *testing.T) {
+	h := startWith(t, "closein", baseOptions())
+	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	if got := h.recv(); !strings.Contains(got, "input closed") {
+		t.Fatalf("the server said %s", got)
+	}
+	h.send(`{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`)
+	a := readAnswer(t, h.recv())
+	const text = "no answer: the call could not be written to the tool server, which did not get it"
+	if string(a.ID) != `"c"` || a.Error == nil || a.Error.Code != 1002 || a.Error.Message != text {
+		t.Errorf("the client got %+v, want error 1002 saying the server did not get the call", a)
+	}
+	h.stop()
+	stubs := entriesOf(readBook(t, h.env.BookPath), "stub")
+	if len(stubs) != 1 {
+		t.Fatalf("%d stubs", len(stubs))
+	}
+	if d := detailsOf(stubs[0].Content); d["provared.error"] != fp(text) {
+		t.Errorf("the stub names %v, want provared.error of %q", d, text)
+	}
+	h.checkBook()
+}
