@@ -161,7 +161,7 @@ func TestSmugglingNeverReachesTheServer(t *testing.T) {
 					t.Errorf("mcp-go ran %q, want the echo call only", decoded)
 				}
 			}
-			h.checkBook()
+			h.verifyAndCompare()
 		})
 	}
 }
@@ -234,7 +234,7 @@ func TestSpoofedAnswersNeverReachTheClient(t *testing.T) {
 	if !strings.Contains(stderr, `"sha256":"`) {
 		t.Errorf("dropped lines are not logged by their SHA-256")
 	}
-	h.checkBook()
+	h.verifyAndCompare()
 }
 
 // unreadableToolLists are tools/list answers the raw server gives for a
@@ -320,6 +320,27 @@ func TestCallThenEndOfInputIsDelivered(t *testing.T) {
 		if d := detailsOf(stubs[0].Content); d["provared.tool-result"] == "" || d["provared.error"] != "" {
 			t.Fatalf("run %d (%s): the stub names %v, want the server's result", run, kind, d)
 		}
+		h.verifyAndCompare()
+	}
+}
+
+// verifyAndCompare runs the binary's verify on the book and compare on the
+// copy and the book: both must pass. (Sessions run in this process, under
+// MCP_EXECUTOR_TEST_INPROCESS, have no binary; checkBook still runs.)
+func (h *harness) verifyAndCompare() {
+	h.t.Helper()
+	h.checkBook()
+	if executorBin == "" {
+		return
+	}
+	for _, args := range [][]string{
+		{"verify", h.env.BookPath, "--trust", h.env.Thumbprint},
+		{"compare", "--config", h.env.SettingsPath},
+	} {
+		out, err := exec.Command(executorBin, args...).CombinedOutput()
+		if err != nil || args[0] == "verify" && (!strings.Contains(string(out), "intact") || strings.Contains(string(out), "NOT intact")) {
+			h.t.Errorf("mcp-executor %s: %v\n%s", args[0], err, out)
+		}
 	}
 }
 
@@ -372,5 +393,5 @@ func TestCallNotDeliveredIsNotSaidSent(t *testing.T) {
 	if d := detailsOf(stubs[0].Content); d["provared.error"] != fp(text) {
 		t.Errorf("the stub names %v, want provared.error of %q", d, text)
 	}
-	h.checkBook()
+	h.verifyAndCompare()
 }
