@@ -37,7 +37,7 @@ func TestMain(m *testing.M) {
 	case "raw":
 		runRawServer()
 		return
-	case "closeout", "orphan", "sleeper":
+	case "closeout", "orphan", "sleeper", "closein":
 		runEndingServer(os.Getenv(testServerEnv))
 		return
 	}
@@ -145,6 +145,10 @@ func runRawServer() {
 			Params struct {
 				Name           string          `json:"name"`
 				InputResponses json.RawMessage `json:"inputResponses"`
+				Cursor         string          `json:"cursor"`
+				Arguments      struct {
+					ClientID json.RawMessage `json:"clientId"`
+				} `json:"arguments"`
 			} `json:"params"`
 		}
 		if json.Unmarshal(line, &m) != nil || m.ID == nil {
@@ -154,6 +158,10 @@ func runRawServer() {
 		case "initialize":
 			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"raw","version":"1"}}}`+"\n", m.ID)
 		case "tools/list":
+			if bad, ok := unreadableToolLists[m.Params.Cursor]; ok {
+				fmt.Fprintf(out, bad+"\n", m.ID)
+				break
+			}
 			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"},"x":1.0},  {"name":"hidden","inputSchema":{"type":"object"}} ,{"name":"order","inputSchema":{"type":"object"}}],"nextCursor":"c 1"}}`+"\n", m.ID)
 		case "tools/call":
 			if m.Params.Name == "roots" {
@@ -162,6 +170,14 @@ func runRawServer() {
 				out.Flush()
 				answer, _ := in.ReadBytes('\n')
 				fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":%q}]}}`+"\n", m.ID, strings.TrimSpace(string(answer)))
+				break
+			}
+			if m.Params.Name == "spoof" {
+				// Answers the client would take for the call, before the real one.
+				for _, l := range spoofLines {
+					fmt.Fprintf(out, "%s\n", strings.ReplaceAll(strings.ReplaceAll(l, "CLIENT", string(m.Params.Arguments.ClientID)), "OURS", string(m.ID)))
+				}
+				fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"real"}]}}`+"\n", m.ID)
 				break
 			}
 			if m.Params.Name == "ask" {

@@ -114,12 +114,12 @@ func (e *Executor) finishCommit(tc *toolCall, line book.Line, doc record.Detail)
 		e.stop("the copy could not be written: " + err.Error())
 	}
 	tc.span.SetAttributes(attribute.String(AttrStub, stubFP))
-	switch out.kind {
-	case outResult, outError, outUnreadable:
+	switch {
+	case out.kind == outResult || out.kind == outError || out.kind == outUnreadable && out.line != nil:
 		s.logCall(tc, "call answered", slog.String("stub", stubFP), slog.Bool("serverError", out.kind == outError),
 			slog.Bool("unreadable", out.kind == outUnreadable))
 		s.toClient(wire.SpliceID(out.line, out.idSpan, tc.clientID))
-	default:
+	default: // no answer, or one that cannot reach the client as it is
 		tc.span.SetStatus(codes.Error, out.noAnswerText())
 		s.logCall(tc, "call had no answer", slog.String("stub", stubFP), slog.String("why", out.noAnswerText()))
 		data := []byte(`{"red.prova/stub":`)

@@ -19,6 +19,15 @@ func runEndingServer(kind string) {
 		time.Sleep(time.Minute)
 		return
 	}
+	if kind == "closein" {
+		// After its first line it takes no more input, says so, and keeps
+		// its output open.
+		bufio.NewReader(os.Stdin).ReadString('\n')
+		os.Stdin.Close()
+		os.Stdout.WriteString(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"input closed"}}` + "\n")
+		time.Sleep(time.Minute)
+		return
+	}
 	go func() {
 		time.Sleep(time.Minute)
 		os.Exit(9)

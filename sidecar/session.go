@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
@@ -74,6 +75,12 @@ type Session struct {
 	waiting    int // tool calls taken and not yet finished
 	serverGone bool
 	callsWG    sync.WaitGroup
+	dropped    atomic.Int64 // lines from the server dropped, never handed to the client
+
+	// sending holds the calls admit has started sending (only admit
+	// touches it until admitQ is closed): at the end of the client's input
+	// each of them gets its outcome before the server's input is closed.
+	sending []*toolCall
 
 	admitQ   chan *toolCall
 	lastSent chan struct{} // the sentDone of the last call admitted; only admit touches it
@@ -136,8 +143,12 @@ func (s *Session) Run(ctx context.Context) error {
 		if err != nil {
 			s.log.Warn("reading from the client ended", slog.String("error", err.Error()))
 		}
-		// The client is gone: stop the server (it may still answer what it
-		// holds; every sent call gets its stub either way).
+		// The client's input ended: every call read before it goes to the
+		// server and gets its outcome (an answer, its timeout, the server's
+		// end) before the server's input is closed.
+		s.closeAdmit()
+		<-admitDone
+		s.awaitSending(ctx, serverDone)
 		stopCtx := context.WithoutCancel(ctx)
 		if err := s.srv.Stop(stopCtx); err != nil {
 			s.log.Warn("stopping the tool server", slog.String("error", err.Error()))
@@ -158,13 +169,38 @@ func (s *Session) Run(ctx context.Context) error {
 		<-serverDone
 		result = ctx.Err()
 	}
-	s.mu.Lock()
-	close(s.admitQ)
-	s.admitQ = nil
-	s.mu.Unlock()
+	s.closeAdmit()
 	<-admitDone
 	s.callsWG.Wait()
 	return result
+}
+
+// closeAdmit takes no more tool calls; once admit has drained the queue,
+// s.sending is whole.
+func (s *Session) closeAdmit() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.admitQ != nil {
+		close(s.admitQ)
+		s.admitQ = nil
+	}
+}
+
+// awaitSending waits until every call admit started sending has its
+// outcome (each sent call has its timeout), or the server's output ends,
+// or ctx is done. Call it after admit has ended.
+func (s *Session) awaitSending(ctx context.Context, serverDone <-chan struct{}) {
+	for _, tc := range s.sending {
+		select {
+		case <-tc.done:
+		case <-serverDone:
+			return
+		case <-s.srv.Done():
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // serverEnded stops what is left of the tool server (its process group),
@@ -224,7 +260,7 @@ func (s *Session) fromClient(line []byte) {
 		s.forward(line, m)
 	case wire.KindNotification:
 		if !strings.HasPrefix(m.Method, "notifications/") {
-			s.log.Warn("a notification that is not one of the protocol's own is dropped", slog.String("method", m.Method))
+			s.log.Warn("a notification that is not one of the protocol's own is dropped", slog.String("method", wire.Cut(m.Method)))
 			return
 		}
 		if m.Method == "notifications/cancelled" {
@@ -307,23 +343,28 @@ func (s *Session) readServer() {
 	}
 }
 
+// fromServer handles one line from the tool server. The server's own
+// requests and notifications go to the client as they are. An answer goes
+// to the client only when it answers, under the executor's own id, a
+// request the executor sent and has not yet seen answered; every other
+// answer (an unknown id, the client's own ids, a repeat, a late answer) is
+// dropped, counted and logged by size and SHA-256 only.
 func (s *Session) fromServer(line []byte) {
-	m, err := wire.Inspect(line)
+	sl, err := wire.ReadServerLine(line)
 	if err != nil {
 		s.unreadableFromServer(line, err)
 		return
 	}
-	if m.Kind != wire.KindResponse {
-		// The server's own requests and notifications go to the client as
-		// they are.
+	m := sl.Msg
+	if sl.Kind != wire.KindResponse {
 		s.toClient(line)
 		return
 	}
-	id, ok := unquoteID(m.ID)
-	if !ok || !strings.HasPrefix(id, IDPrefix) {
-		s.toClient(line)
+	if !sl.IDIsString || !strings.HasPrefix(sl.ID, IDPrefix) {
+		s.dropFromServer(line, "an answer under an id the executor did not send")
 		return
 	}
+	id := sl.ID
 	tc, ended, r := s.answered(id)
 	switch {
 	case tc != nil:
@@ -333,18 +374,28 @@ func (s *Session) fromServer(line []byte) {
 		}
 		tc.finish(o)
 	case ended:
-		s.log.Info("a late answer to a tool call that ended is dropped", slog.String("call", id))
+		s.dropFromServer(line, "a late answer to a tool call that ended")
 	case r == nil:
-		// A forgotten request's answer goes on under our id, which the
-		// client does not know and ignores.
-		s.toClient(line)
+		s.dropFromServer(line, "an answer to no request the executor is waiting for")
 	default:
 		out := wire.SpliceID(line, m.IDSpan, r.clientID)
 		if r.filter && m.Result != nil {
-			out = s.filterTools(out)
+			filtered, ok := s.filterTools(out)
+			if !ok {
+				s.replyError(r.clientID, wire.CodeInternalError, "the tool server's tools/list answer could not be read exactly, so it is not passed on", nil)
+				return
+			}
+			out = filtered
 		}
 		s.toClient(out)
 	}
+}
+
+// dropFromServer drops a line from the tool server: counted, and logged by
+// its size and SHA-256 only.
+func (s *Session) dropFromServer(line []byte, why string) {
+	n := s.dropped.Add(1)
+	s.log.Warn("a line from the tool server is dropped", slog.String("why", why), wire.LineAttr(line), slog.Int64("dropped", n))
 }
 
 // answered takes what an answer from the tool server under our id ends:
@@ -369,17 +420,16 @@ func (s *Session) answered(id string) (tc *toolCall, ended bool, r *passRequest)
 }
 
 // unreadableFromServer handles a server line that is not an acceptable
-// message. Where its top-level id can still be found (one JSON object
-// naming id once) and is a call's, the call ends with it: its stub names a
-// fixed provared.error text (a number or text RFC 8785 cannot write, or an
-// answer that cannot be read as a message), and the client gets the bytes
-// as they were with its id spliced in. Anything else is handed on to the
-// client as it is, matched with no call (a call it was meant to answer ends
-// by its timeout).
+// message; it never reaches the client as it is. Where its top-level id
+// can still be found (one JSON object naming id once) and is a call's in
+// flight, the call ends with it: its stub names a fixed provared.error text
+// (a number or text RFC 8785 cannot write, or an answer that cannot be read
+// as a message). A request other than a tool call gets a JSON-RPC error.
+// Anything else is dropped, counted and logged by size and SHA-256.
 func (s *Session) unreadableFromServer(line []byte, err error) {
 	var we *wire.Error
 	if !errors.As(err, &we) {
-		s.toClient(line)
+		s.dropFromServer(line, "not an acceptable message")
 		return
 	}
 	id, span := we.ID, we.IDSpan
@@ -401,21 +451,27 @@ func (s *Session) unreadableFromServer(line []byte, err error) {
 	}
 	ourID, ok := unquoteID(id)
 	if id == nil || !ok || !strings.HasPrefix(ourID, IDPrefix) {
-		s.log.Warn("a line from the tool server is not an acceptable message; handed on as it is", slog.String("why", we.Reason))
-		s.toClient(line)
+		s.dropFromServer(line, "not an acceptable message: "+we.Reason)
 		return
 	}
 	tc, ended, r := s.answered(ourID)
 	switch {
 	case tc != nil:
-		s.log.Warn("the tool server's answer to a call is not an acceptable message; it is not bound", slog.String("call", ourID), slog.String("why", we.Reason))
-		tc.finish(outcome{kind: outUnreadable, line: line, idSpan: span, text: text})
+		s.log.Warn("the tool server's answer to a call is not an acceptable message; it is not bound", slog.String("call", ourID), slog.String("why", we.Reason), wire.LineAttr(line))
+		o := outcome{kind: outUnreadable, idSpan: span, text: text}
+		if we.Fault == wire.FaultBigNumber {
+			// One UTF-8 JSON object, each name once: the client gets it
+			// as written and reads its numbers as it does.
+			o.line = line
+		}
+		tc.finish(o)
 	case ended:
-		// A late answer to a tool call that ended is dropped.
+		s.dropFromServer(line, "a late answer to a tool call that ended")
 	case r == nil:
-		s.toClient(line)
+		s.dropFromServer(line, "not an acceptable message, under no request the executor is waiting for")
 	default:
-		s.toClient(wire.SpliceID(line, span, r.clientID))
+		s.dropFromServer(line, "the answer to a request is not an acceptable message: "+we.Reason)
+		s.replyError(r.clientID, wire.CodeInternalError, "the tool server's answer could not be read as a message, so it is not passed on", nil)
 	}
 }
 
@@ -434,21 +490,24 @@ func asciiStandIns(line []byte) []byte {
 	return out
 }
 
-// filterTools takes the tools no rule names out of a tools/list answer.
-func (s *Session) filterTools(line []byte) []byte {
+// filterTools takes the tools no rule names out of a tools/list answer. It
+// fails closed: ok is false for an answer it cannot read exactly, which
+// must not reach the client.
+func (s *Session) filterTools(line []byte) (out []byte, ok bool) {
 	m, err := wire.Inspect(line)
 	if err != nil || m.Result == nil {
-		return line
+		s.log.Warn("a tools/list answer could not be read; it is not passed on", wire.LineAttr(line))
+		return nil, false
 	}
 	res, err := wire.FilterTools(m.Result, func(name string) bool {
 		_, ok := s.e.set.Tools[name]
 		return ok
 	})
 	if err != nil {
-		s.log.Warn("a tools/list result could not be filtered; handed on as it is", slog.String("error", err.Error()))
-		return line
+		s.log.Warn("a tools/list result could not be filtered; it is not passed on", slog.String("error", wire.Cut(err.Error())), wire.LineAttr(line))
+		return nil, false
 	}
-	return wire.SpliceID(line, m.ResultSpan, res)
+	return wire.SpliceID(line, m.ResultSpan, res), true
 }
 
 // clientCancelled handles notifications/cancelled from the client.

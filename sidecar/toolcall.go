@@ -3,6 +3,7 @@ package sidecar
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -23,14 +24,15 @@ import (
 type outcomeKind int
 
 const (
-	outResult     outcomeKind = iota + 1 // the server's result
-	outError                             // the server's JSON-RPC error
-	outTimeout                           // no answer within the timeout
-	outCancelled                         // the client cancelled it
-	outServerExit                        // the server ended
-	outUnreadable                        // an answer that is not an acceptable message, matched by its id
-	outNotSent                           // the copy could not be written: not sent, no record
-	outWithdrawn                         // cancelled before its copy line: not sent, no record
+	outResult       outcomeKind = iota + 1 // the server's result
+	outError                               // the server's JSON-RPC error
+	outTimeout                             // no answer within the timeout
+	outCancelled                           // the client cancelled it
+	outServerExit                          // the server ended
+	outUnreadable                          // an answer that is not an acceptable message, matched by its id
+	outNotSent                             // the copy could not be written: not sent, no record
+	outWithdrawn                           // cancelled before its copy line: not sent, no record
+	outNotDelivered                        // its copy line was written, but its bytes could not be written to the server
 )
 
 // outcome is how a sent call ended; line holds the server's answer, msg
@@ -52,6 +54,10 @@ func (o outcome) noAnswerText() string {
 		return "no answer: the time for the tool server to answer ran out"
 	case outCancelled:
 		return "no answer: the call was cancelled"
+	case outNotDelivered:
+		return "no answer: the call could not be written to the tool server, which did not get it"
+	case outUnreadable:
+		return o.text
 	default:
 		return "no answer: the tool server ended"
 	}
@@ -333,6 +339,14 @@ func (s *Session) reserve(tc *toolCall) {
 	// Only this goroutine (one per session) touches lastSent.
 	tc.prevSent, tc.sentDone = s.lastSent, make(chan struct{})
 	s.lastSent = tc.sentDone
+	s.sending = append(slices.DeleteFunc(s.sending, func(c *toolCall) bool {
+		select {
+		case <-c.done:
+			return true
+		default:
+			return false
+		}
+	}), tc)
 	go s.send(tc)
 }
 
@@ -400,7 +414,12 @@ func (s *Session) send(tc *toolCall) {
 		}
 	})
 	s.mu.Unlock()
-	s.toServer(out)
+	if err := s.toSrv.WriteLine(out); err != nil {
+		// Its stub must not say the server had it.
+		s.log.Warn("a call could not be written to the tool server", slog.String("call", tc.ourID), slog.String("error", err.Error()))
+		tc.finish(outcome{kind: outNotDelivered})
+		return
+	}
 	faultPoint("server-working")
 }
 

@@ -36,4 +36,4 @@ func unquoteID(raw []byte) (string, bool) {
 }
 
 // codeInternalError answers a call whose receipt could not be written.
-const codeInternalError = -32603
+const codeInternalError = wire.CodeInternalError

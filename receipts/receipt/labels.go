@@ -23,7 +23,7 @@ const (
 const (
 	// TextStoppedWhileSent is the provared.error document of a call the
 	// executor was sending when it stopped.
-	TextStoppedWhileSent = "The executor stopped while this call was with the tool server, so its outcome is not known."
+	TextStoppedWhileSent = "The executor stopped after recording this call as sent; whether the tool server got it, and its outcome, are not known."
 	// TextWrittenLate is the executor.written-late document.
 	TextWrittenLate = "This receipt was written by the executor at a restart, from its own copy of the call."
 	// TextResultNotCanonical is the provared.error document of a result that

@@ -121,7 +121,8 @@ func TestHostileClientLines(t *testing.T) {
 // Refusals by rule: the client gets a tool error with red.prova/refused and
 // the denial's fingerprint; the book holds that denial and the copy a
 // denial line; the server never receives the call. Capitals folded into a
-// duplicate are refused where an amount is read, and pass where none is.
+// duplicate are refused at the line (-32600) wherever they are, before any
+// rule: nothing is sent, nothing is recorded.
 func TestHostileClientRefusedByRule(t *testing.T) {
 	env, record := newEnv(t, "hostile", nil)
 	x := start(t, executorBin, env)
@@ -129,8 +130,6 @@ func TestHostileClientRefusedByRule(t *testing.T) {
 	cases := []struct {
 		name, line, id, refused string
 	}{
-		{"folded duplicate beside the amount", callLine("1", "order", `{"total":5,"TOTAL":500,"m":"fold-top"}`), "1", "duplicate-member"},
-		{"folded duplicate deep where an amount is read", callLine("2", "order", `{"total":5,"x":[{"Ab":1,"aB":2}],"m":"fold-deep"}`), "2", "duplicate-member"},
 		{"amount missing", callLine("3", "order", `{"m":"amount-missing"}`), "3", "amount-unreadable"},
 		{"amount not whole", callLine("4", "order", `{"total":1.5,"m":"fraction-amount"}`), "4", "amount-unreadable"},
 		{"amount a text", callLine("5", "order", `{"total":"5","m":"text-amount"}`), "5", "amount-unreadable"},
@@ -156,14 +155,25 @@ func TestHostileClientRefusedByRule(t *testing.T) {
 			t.Errorf("%s: the tool error repeats an argument value: %q", c.name, r.Text)
 		}
 	}
-	// Capitals folded into a duplicate where no amount is read: sent on.
-	x.send(callLine("8", "echo", `{"Ab":1,"aB":2,"m":"echo-folded"}`))
+	// Capitals folded into a duplicate, beside an amount, deep, or where
+	// no amount is read: refused at the line.
+	for _, c := range []struct{ id, line string }{
+		{"1", callLine("1", "order", `{"total":5,"TOTAL":500,"m":"fold-top"}`)},
+		{"2", callLine("2", "order", `{"total":5,"x":[{"Ab":1,"aB":2}],"m":"fold-deep"}`)},
+		{"9", callLine("9", "echo", `{"Ab":1,"aB":2,"m":"echo-folded"}`)},
+	} {
+		x.send(c.line)
+		if e := wantError(t, x.recv(), c.id, codeInvalidRequest); strings.Contains(e.Message, "500") {
+			t.Errorf("the refusal repeats an argument value: %q", e.Message)
+		}
+	}
+	x.send(callLine("8", "echo", `{"m":"echo-plain"}`))
 	if r := wantResult(t, x.recv(), "8"); r.IsError {
-		t.Errorf("a folded duplicate where no amount is read was refused: %+v", r)
+		t.Errorf("an ordinary call was refused: %+v", r)
 	}
 	x.stop()
 
-	for _, marker := range []string{"fold-top", "fold-deep", "amount-missing", "fraction-amount", "text-amount", "unlisted", "not-in-slip"} {
+	for _, marker := range []string{"fold-top", "fold-deep", "echo-folded", "amount-missing", "fraction-amount", "text-amount", "unlisted", "not-in-slip"} {
 		if serverRead(t, record, marker) {
 			t.Errorf("the server received the refused call marked %q", marker)
 		}

@@ -2,6 +2,8 @@ package robustness_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -44,9 +46,12 @@ func errorFP(t *testing.T, line string) string {
 }
 
 // A hostile server that answers: its own bytes reach the client with only
-// the client's id spliced in, whatever they hold; the receipt binds the
-// result where it can be written in RFC 8785 form and names the fixed text
-// the seed gives where it cannot; a second answer, a line over 16 MiB and a
+// the client's id spliced in when they are one message the executor can
+// read (numbers and texts RFC 8785 cannot write included); an answer that
+// is not (a member named twice, bytes that are not UTF-8) reaches the
+// client as error 1002 with the fixed text its receipt names. The receipt
+// binds the result where it can be written in RFC 8785 form and names the
+// fixed text where it cannot; a second answer, a line over 16 MiB and a
 // flood on stderr are dropped or passed by, with the executor's memory
 // bounded.
 func TestHostileServerAnswers(t *testing.T) {
@@ -58,12 +63,15 @@ func TestHostileServerAnswers(t *testing.T) {
 		tool string
 		want [2]string // the receipt's outcome label and fingerprint; zero: the result's
 		why  string
+		// unread: the client gets error 1002 with the text the receipt
+		// names, not the server's bytes.
+		unread bool
 	}{
 		{tool: "echo", why: "an ordinary answer, numbers spelled as the server spelled them"},
 		{tool: "bignum", want: textDoc(textResultNotCanonical), why: "a whole number beyond 2^53-1 in the result"},
 		{tool: "surrogate", want: textDoc(textResultNotCanonical), why: "a lone surrogate in the result"},
-		{tool: "dupmember", want: textDoc(textAnswerUnreadable), why: "a member named twice in the result"},
-		{tool: "badutf8", want: textDoc(textAnswerUnreadable), why: "bytes that are not UTF-8 in the result"},
+		{tool: "dupmember", want: textDoc(textAnswerUnreadable), why: "a member named twice in the result", unread: true},
+		{tool: "badutf8", want: textDoc(textAnswerUnreadable), why: "bytes that are not UTF-8 in the result", unread: true},
 		{tool: "rpcerror", want: [2]string{labelError, errorFP(t, hostileAnswers["rpcerror"])}, why: "a JSON-RPC error instead of a result"},
 		{tool: "twice", why: "the call answered twice: the second answer is dropped"},
 		{tool: "huge", why: "an answer of 16 MiB + 1 is dropped, the next one taken"},
@@ -77,7 +85,14 @@ func TestHostileServerAnswers(t *testing.T) {
 			t.Errorf("%s (%s): lines reached the client that are not its answer: %.400q", c.tool, c.why, before)
 		}
 		want := fill(hostileAnswers[c.tool], []byte(id))
-		if !bytes.Equal(got, want) {
+		var unreadErr rpcErr
+		switch {
+		case c.unread:
+			unreadErr = wantError(t, got, id, codeNoAnswer)
+			if unreadErr.Message != textAnswerUnreadable {
+				t.Errorf("%s (%s): error message %q, want the receipt's fixed text", c.tool, c.why, unreadErr.Message)
+			}
+		case !bytes.Equal(got, want):
 			t.Errorf("%s (%s): the client got\n%.300q\nwant the server's bytes with the client's id\n%.300q", c.tool, c.why, got, want)
 		}
 		if extra := x.sync(c.tool); len(extra) != 0 {
@@ -99,6 +114,9 @@ func TestHostileServerAnswers(t *testing.T) {
 		}
 		if d := stubs[0].details(); d[c.want[0]] != c.want[1] {
 			t.Errorf("%s (%s): the receipt names %v, want %s = %s", c.tool, c.why, d, c.want[0], c.want[1])
+		}
+		if c.unread && unreadErr.Data["red.prova/stub"] != stubs[0].Fingerprint {
+			t.Errorf("%s (%s): error data %v, want red.prova/stub %s", c.tool, c.why, unreadErr.Data, stubs[0].Fingerprint)
 		}
 	}
 	hwm := x.sampleHWM()
@@ -122,9 +140,10 @@ func TestHostileServerAnswers(t *testing.T) {
 
 // A hostile server that does not answer: lines that are not messages
 // (garbage, a batch holding the answer, bare values, an answer naming id
-// twice) reach the client as they are, matched with no call; the calls,
-// and one the server never answers, end by the timeout with error 1002
-// naming the receipt, and the server is told each is cancelled.
+// twice) never reach the client: each is dropped and logged by its size
+// and SHA-256, matched with no call; the calls, and one the server never
+// answers, end by the timeout with error 1002 naming the receipt, and the
+// server is told each is cancelled.
 func TestHostileServerNoAnswer(t *testing.T) {
 	env, record := newEnv(t, "hostile", map[string]any{"timeout": 1500})
 	x := start(t, executorBin, env)
@@ -161,23 +180,21 @@ func TestHostileServerNoAnswer(t *testing.T) {
 	for _, c := range calls {
 		ourID[c.Tool] = c.ID
 	}
-	var want [][]byte
+	if len(passed) != 0 {
+		t.Errorf("the client got %d lines that are not messages, want none: %.500q", len(passed), passed)
+	}
+	stderr := x.stderr.String()
 	for _, tool := range tools {
 		for _, l := range hostileNonMessages[tool] {
-			want = append(want, fill(l, []byte(`"`+ourID[tool]+`"`)))
+			line := fill(l, []byte(`"`+ourID[tool]+`"`))
+			sum := sha256.Sum256(line)
+			if !strings.Contains(stderr, `"sha256":"`+hex.EncodeToString(sum[:])+`"`) {
+				t.Errorf("the dropped line %q is not logged by its SHA-256", line)
+			}
 		}
 	}
-	if len(passed) != wantPassed {
-		t.Errorf("the client got %d lines that are not messages, want %d: %.500q", len(passed), wantPassed, passed)
-	}
-	for _, w := range want {
-		found := false
-		for _, p := range passed {
-			found = found || bytes.Equal(p, w)
-		}
-		if !found {
-			t.Errorf("the line %q did not reach the client as it was", w)
-		}
+	if n := strings.Count(stderr, `"msg":"a line from the tool server is dropped"`); n != wantPassed {
+		t.Errorf("%d lines logged as dropped, want %d", n, wantPassed)
 	}
 	es := checkRecords(t, env, record)
 	for _, tool := range tools {

@@ -20,7 +20,7 @@ const (
 	labelError       = "provared.error"
 	labelWrittenLate = "executor.written-late"
 
-	textStoppedWhileSent   = "The executor stopped while this call was with the tool server, so its outcome is not known."
+	textStoppedWhileSent   = "The executor stopped after recording this call as sent; whether the tool server got it, and its outcome, are not known."
 	textResultNotCanonical = "The tool server's result cannot be written in the one form of RFC 8785, so it is not bound."
 	textAnswerUnreadable   = "The tool server's answer could not be read as a message, so it is not bound."
 	textTimeout            = "no answer: the time for the tool server to answer ran out"

@@ -3,7 +3,8 @@ package wire
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // NotTakenPrefix begins the text of every tool error the executor writes
@@ -14,23 +15,25 @@ const NotTakenPrefix = "Not taken by the executor: "
 // own. id is the raw id as the client wrote it (nil writes null); data is a
 // raw JSON value or nil for none. message should be short, lowercase prose
 // with no secret and no argument value.
+//
+// The error object is go-sdk's [jsonrpc.Error]; the id is spliced in as the
+// client wrote it (go-sdk's ID would write it anew).
 func ErrorLine(id []byte, code int, message string, data []byte) []byte {
-	out := make([]byte, 0, 96+len(message)+len(data))
+	obj, err := marshalNoEscape(&jsonrpc.Error{Code: int64(code), Message: message, Data: data})
+	if err != nil {
+		// Only data that is not JSON fails; the error goes out without it.
+		obj, _ = marshalNoEscape(&jsonrpc.Error{Code: int64(code), Message: message})
+	}
+	out := make([]byte, 0, 40+len(id)+len(obj))
 	out = append(out, `{"jsonrpc":"2.0","id":`...)
 	if id == nil {
 		out = append(out, "null"...)
 	} else {
 		out = append(out, id...)
 	}
-	out = append(out, `,"error":{"code":`...)
-	out = strconv.AppendInt(out, int64(code), 10)
-	out = append(out, `,"message":`...)
-	out = appendString(out, message)
-	if data != nil {
-		out = append(out, `,"data":`...)
-		out = append(out, data...)
-	}
-	return append(out, "}}"...)
+	out = append(out, `,"error":`...)
+	out = append(out, obj...)
+	return append(out, '}')
 }
 
 // ResultLine builds a JSON-RPC response (without LF) carrying the raw result.

@@ -144,7 +144,7 @@ func FuzzFilterTools(f *testing.F) {
 			t.Fatalf("no tools in output: %v", err)
 		}
 		eachElement(tools, 0, func(_, vs, ve int) {
-			if name, ok := toolName(tools[vs:ve]); !ok || name != keepName {
+			if name, ok, _ := toolName(tools[vs:ve]); !ok || name != keepName {
 				t.Fatalf("kept %q", tools[vs:ve])
 			}
 		})

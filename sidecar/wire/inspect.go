@@ -3,15 +3,19 @@ package wire
 import (
 	"bytes"
 	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
-// JSON-RPC error codes the executor answers with.
+// JSON-RPC error codes the executor answers with: the specification's from
+// go-sdk's jsonrpc package, and two of the executor's own.
 const (
-	CodeParse          = -32700 // not UTF-8, not JSON
-	CodeInvalidRequest = -32600 // JSON, but not an acceptable message
-	CodeInvalidParams  = -32602 // e.g. a tool name out of form
-	CodeNotTaken       = 1001   // the call was not taken: not recorded, stopping, too many waiting
-	CodeNoAnswer       = 1002   // no answer: timeout, cancellation, server ended
+	CodeParse          = jsonrpc.CodeParseError     // -32700: not UTF-8, not JSON
+	CodeInvalidRequest = jsonrpc.CodeInvalidRequest // -32600: JSON, but not an acceptable message
+	CodeInvalidParams  = jsonrpc.CodeInvalidParams  // -32602: e.g. a tool name out of form
+	CodeInternalError  = jsonrpc.CodeInternalError  // -32603: e.g. a receipt that could not be written
+	CodeNotTaken       = 1001                       // the call was not taken: not recorded, stopping, too many waiting
+	CodeNoAnswer       = 1002                       // no answer: timeout, cancellation, server ended, an unreadable answer
 )
 
 // Span is a byte range [Start, End) in a line. The zero Span means absent:
@@ -46,23 +50,27 @@ func (k Kind) String() string {
 type Fault int
 
 const (
-	FaultNotUTF8    Fault = iota + 1 // -32700
-	FaultNotJSON                     // -32700 (also: nesting deeper than 10000)
-	FaultTooLong                     // over MaxLine; -32600
-	FaultBatch                       // a JSON array; -32600
-	FaultNotObject                   // a bare value; -32600
-	FaultDuplicate                   // a member name given twice; -32600
-	FaultBigNumber                   // a number beyond 2^53−1; -32600
-	FaultNotMessage                  // JSON-RPC shape: version, id, method, result/error; -32600
+	FaultNotUTF8       Fault = iota + 1 // -32700
+	FaultNotJSON                        // -32700 (also: nesting deeper than 10000)
+	FaultTooLong                        // over MaxLine; -32600
+	FaultBatch                          // a JSON array; -32600
+	FaultNotObject                      // a bare value; -32600
+	FaultDuplicate                      // two member names equal under case folding; -32600
+	FaultBigNumber                      // a number beyond 2^53−1; -32600
+	FaultNotMessage                     // JSON-RPC shape: version, id, method, result/error; -32600
+	FaultUnknownMember                  // a top-level member no JSON-RPC message has; -32600
 )
 
 // Error is a line that is not an acceptable message. ID and IDSpan are set
 // when the line is one JSON object whose top level names "id" exactly once,
 // as a string, number or null, so that an answer can still be matched.
+// Reason never holds a value of the line; where it names a place it gives
+// its JSON Pointer (Path, also given alone), cut to MaxLogText bytes.
 type Error struct {
 	Code   int
 	Fault  Fault
 	Reason string
+	Path   string // JSON Pointer of the faulty member or number; "" for none or the top
 	ID     []byte
 	IDSpan Span
 }
@@ -108,10 +116,14 @@ func Inspect(line []byte) (*Message, error) {
 		return nil, &Error{Code: CodeParse, Fault: FaultNotUTF8, Reason: "not UTF-8"}
 	}
 	var tops [6]topMember // jsonrpc, id, method, params, result, error
+	unknownAt := -1       // the first top-level member no message has
 	c := checker{check: true}
 	c.top = func(name []byte, nameStart, vs, ve int) {
 		k := topIndex(name)
 		if k < 0 {
+			if unknownAt < 0 {
+				unknownAt = nameStart
+			}
 			return
 		}
 		t := &tops[k]
@@ -136,6 +148,14 @@ func Inspect(line []byte) (*Message, error) {
 	}
 	fail := func(f Fault, reason string) (*Message, error) {
 		e := &Error{Code: CodeInvalidRequest, Fault: f, Reason: reason}
+		if f == FaultDuplicate || f == FaultBigNumber || f == FaultUnknownMember {
+			at := c.faultAt
+			if f == FaultUnknownMember && unknownAt >= 0 {
+				at = unknownAt
+			}
+			e.Path = Cut(pathAt(line, at))
+			e.Reason += " at " + quotePath(e.Path)
+		}
 		if id := tops[1]; id.count == 1 {
 			v := line[id.val.Start:id.val.End]
 			if v[0] == '"' || v[0] == '-' || (v[0] >= '0' && v[0] <= '9') || string(v) == "null" {
@@ -146,6 +166,9 @@ func Inspect(line []byte) (*Message, error) {
 	}
 	if c.fault != 0 {
 		return fail(c.fault, c.reason)
+	}
+	if unknownAt >= 0 {
+		return fail(FaultUnknownMember, "a member that no JSON-RPC message has")
 	}
 	m := &Message{End: end - 1}
 	val := func(k int) ([]byte, Span) {
@@ -168,11 +191,19 @@ func Inspect(line []byte) (*Message, error) {
 			return fail(FaultNotMessage, `"method" must be a string`)
 		}
 		m.Method = string(decodeString(method[1 : len(method)-1]))
+		if m.Method == "" {
+			// go-sdk reads a message with an empty method as a response.
+			return fail(FaultNotMessage, `"method" must not be empty`)
+		}
 		if m.Result != nil || m.Error != nil {
 			return fail(FaultNotMessage, `a request names "result" or "error"`)
 		}
 		if m.Params != nil && m.Params[0] != '{' && m.Params[0] != '[' {
 			return fail(FaultNotMessage, `"params" must be an object or an array`)
+		}
+		if at := protocolNameInOtherCase(line, m.ParamsSpan); at >= 0 {
+			c.faultAt = at
+			return fail(FaultUnknownMember, "a member named in other capitals than the protocol's")
 		}
 		if m.ID == nil {
 			m.Kind = KindNotification
@@ -235,4 +266,35 @@ func idForm(v []byte) bool {
 		}
 	}
 	return !beyondSafe(v)
+}
+
+// quotePath writes a JSON Pointer for a reason: "" is the whole message.
+func quotePath(p string) string {
+	if p == "" {
+		return "the top"
+	}
+	return p
+}
+
+// protocolNameInOtherCase finds, among the members of params (when an
+// object), one whose name folds to a member the protocol gives params
+// ("name", "arguments", "_meta") without being written so: a server that
+// folds names by case reads it as that member where the executor reads
+// nothing. It returns the member name's offset, or -1.
+func protocolNameInOtherCase(line []byte, params Span) int {
+	if !params.Present() || line[params.Start] != '{' {
+		return -1
+	}
+	at := -1
+	eachMember(line[:params.End], params.Start, func(name []byte, nameStart, _, _ int) bool {
+		switch string(foldKey(name)) {
+		case "NAME", "ARGUMENTS", "_META":
+			if n := string(name); n != "name" && n != "arguments" && n != "_meta" {
+				at = nameStart
+				return false
+			}
+		}
+		return true
+	})
+	return at
 }

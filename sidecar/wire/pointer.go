@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // ErrBadPointer is returned for a JSON Pointer that is not in RFC 6901 form.
@@ -226,23 +227,89 @@ func foldedIn(raw []byte, at int, path string, depth int) (string, bool) {
 }
 
 // FoldKey maps each rune to the smallest rune of its simple-folding orbit,
-// so that two strings have one key exactly when strings.EqualFold holds.
-func FoldKey(s string) string {
-	var b strings.Builder
-	for _, r := range s {
+// so that two strings have one key exactly when strings.EqualFold holds
+// ("total" and "TOTAL", "s" and the long s "ſ", "k" and the Kelvin sign
+// "K" all share one). Bytes that are not UTF-8 (a lone surrogate escape
+// decoded as its own three bytes) are kept as they are.
+func FoldKey(s string) string { return string(foldKey([]byte(s))) }
+
+func foldKey(name []byte) []byte {
+	out := make([]byte, 0, len(name))
+	for i := 0; i < len(name); {
+		c := name[i]
+		if c < utf8.RuneSelf {
+			if c >= 'a' && c <= 'z' {
+				c -= 'a' - 'A'
+			}
+			out = append(out, c)
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(name[i:])
+		if r == utf8.RuneError && n == 1 {
+			out = append(out, c)
+			i++
+			continue
+		}
 		m := r
 		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
 			if f < m {
 				m = f
 			}
 		}
-		b.WriteRune(m)
+		out = utf8.AppendRune(out, m)
+		i += n
 	}
-	return b.String()
+	return out
+}
+
+// pathAt gives the JSON Pointer of the member whose name begins at off, or
+// of the value that begins at off, in the JSON value raw (which a checker
+// accepted). It is "" for the whole value.
+func pathAt(raw []byte, off int) string {
+	var path strings.Builder
+	at := skipWS(raw, 0)
+	for depth := 0; depth <= maxDepth; depth++ {
+		if at == off {
+			return path.String()
+		}
+		next := -1
+		switch raw[at] {
+		case '{':
+			eachMember(raw, at, func(name []byte, nameStart, vs, ve int) bool {
+				if nameStart == off || (off >= vs && off < ve) {
+					path.WriteByte('/')
+					path.WriteString(escapeToken(string(name)))
+					if nameStart == off {
+						next = -2
+					} else {
+						next = vs
+					}
+					return false
+				}
+				return true
+			})
+		case '[':
+			i := 0
+			eachElement(raw, at, func(_, vs, ve int) {
+				if next == -1 && off >= vs && off < ve {
+					fmt.Fprintf(&path, "/%d", i)
+					next = vs
+				}
+				i++
+			})
+		}
+		if next == -2 {
+			return path.String()
+		}
+		if next < 0 {
+			break
+		}
+		at = next
+	}
+	return path.String()
 }
 
 func escapeToken(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
-
-func equalFold(a, b string) bool { return strings.EqualFold(a, b) }

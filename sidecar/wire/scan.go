@@ -33,21 +33,45 @@ func skipWS(b []byte, i int) int {
 }
 
 // checker scans JSON values. With check set it also looks for the faults a
-// line may not carry (a member named twice, a number beyond 2^53−1) and keeps
-// the first one; the scan goes on so that a later syntax error still wins.
+// line may not carry (two member names of one object equal under Unicode
+// simple case folding, a number beyond 2^53−1) and keeps the first one with
+// the offset where it is; the scan goes on so that a later syntax error
+// still wins.
 type checker struct {
-	check  bool
-	fault  Fault
-	reason string
-	names  [][]byte // member names of the objects being scanned, a stack
+	check   bool
+	fault   Fault
+	reason  string
+	faultAt int        // offset of the faulty member's name or of the number
+	names   []seenName // member names of the objects being scanned, a stack
 	// top, when set, is told of every member of the outermost object.
 	top func(name []byte, nameStart, valStart, valEnd int)
 }
 
-func (c *checker) setFault(f Fault, reason string) {
+// seenName is a member name of an object being scanned.
+type seenName struct {
+	key  []byte // FoldKey of the decoded name
+	name []byte // decoded name
+	at   int    // offset of its opening quote
+}
+
+func (c *checker) setFault(f Fault, at int, reason string) {
 	if c.fault == 0 {
-		c.fault, c.reason = f, reason
+		c.fault, c.faultAt, c.reason = f, at, reason
 	}
+}
+
+// duplicate records the fault of two member names of one object that are
+// equal under case folding; later is the offset of the later one.
+func (c *checker) duplicate(a, b seenName) {
+	later := a
+	if b.at > later.at {
+		later = b
+	}
+	if bytes.Equal(a.name, b.name) {
+		c.setFault(FaultDuplicate, later.at, "a member name given twice")
+		return
+	}
+	c.setFault(FaultDuplicate, later.at, "two member names equal under Unicode case folding")
 }
 
 // value scans one value starting exactly at b[i] and returns its end.
@@ -76,7 +100,7 @@ func (c *checker) value(b []byte, i, depth int) (int, error) {
 				return end, err
 			}
 			if c != nil && c.check && c.fault == 0 && beyondSafe(b[i:end]) {
-				c.setFault(FaultBigNumber, "a number beyond 2^53-1")
+				c.setFault(FaultBigNumber, i, "a number beyond 2^53-1")
 			}
 			return end, nil
 		}
@@ -126,15 +150,16 @@ func (c *checker) object(b []byte, i, depth int) (int, error) {
 		if tracking && c.fault == 0 {
 			// Small objects are compared as they are read; larger ones
 			// are sorted once at their end.
+			seen := seenName{key: foldKey(name), name: name, at: nameStart}
 			if len(c.names)-base < linearNames {
 				for _, n := range c.names[base:] {
-					if string(n) == string(name) {
-						c.setFault(FaultDuplicate, "a member name given twice")
+					if bytes.Equal(n.key, seen.key) {
+						c.duplicate(n, seen)
 						break
 					}
 				}
 			}
-			c.names = append(c.names, name)
+			c.names = append(c.names, seen)
 		}
 		i = skipWS(b, end)
 		if i >= len(b) || b[i] != ':' {
@@ -156,10 +181,10 @@ func (c *checker) object(b []byte, i, depth int) (int, error) {
 		if b[i] == '}' {
 			if tracking {
 				if names := c.names[base:]; len(names) > linearNames && c.fault == 0 {
-					slices.SortFunc(names, bytes.Compare)
+					slices.SortStableFunc(names, func(x, y seenName) int { return bytes.Compare(x.key, y.key) })
 					for k := 1; k < len(names); k++ {
-						if bytes.Equal(names[k-1], names[k]) {
-							c.setFault(FaultDuplicate, "a member name given twice")
+						if bytes.Equal(names[k-1].key, names[k].key) {
+							c.duplicate(names[k-1], names[k])
 							break
 						}
 					}

@@ -50,3 +50,26 @@ func TestFilterTools(t *testing.T) {
 		}
 	}
 }
+
+// FilterTools fails closed on a result it cannot read exactly: the hidden
+// tool must never come through.
+func TestFilterToolsFailsClosed(t *testing.T) {
+	keep := func(n string) bool { return n == "shown" }
+	cases := []struct{ name, result string }{
+		{"number beyond 2^53-1", `{"tools":[{"name":"shown"},{"name":"hidden","n":9007199254740993}]}`},
+		{"duplicate member", `{"tools":[{"name":"shown"},{"name":"hidden","x":1,"x":2}]}`},
+		{"duplicate name", `{"tools":[{"name":"hidden","name":"shown"}]}`},
+		{"name and NAME", `{"tools":[{"name":"shown","NAME":"hidden"}]}`},
+		{"NAME alone", `{"tools":[{"name":"shown"},{"NAME":"hidden"}]}`},
+		{"Name", `{"tools":[{"name":"shown"},{"Name":"hidden"}]}`},
+		{"tools twice by case", `{"tools":[{"name":"shown"}],"TOOLS":[{"name":"hidden"}]}`},
+		{"not utf-8", "{\"tools\":[{\"name\":\"shown\"},{\"name\":\"hidden\xff\"}]}"},
+		{"half a result", `{"tools":[{"name":"shown"},{"name":"hid`},
+	}
+	for _, c := range cases {
+		got, err := FilterTools([]byte(c.result), keep)
+		if err == nil {
+			t.Errorf("%s: FilterTools passed %s", c.name, got)
+		}
+	}
+}

@@ -1,0 +1,48 @@
+package wire
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The lines the executor builds read back, through go-sdk, as the
+// messages they are meant to be.
+func TestBuiltLinesReadByGoSDK(t *testing.T) {
+	msg, err := jsonrpc.DecodeMessage(ErrorLine([]byte(`"c-1"`), CodeNotTaken, "not taken: <stopping>", []byte(`{"a":1}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok || resp.ID.Raw() != "c-1" {
+		t.Fatalf("read as %#v", msg)
+	}
+	var we *jsonrpc.Error
+	if !asWire(resp.Error, &we) || we.Code != CodeNotTaken || we.Message != "not taken: <stopping>" || string(we.Data) != `{"a":1}` {
+		t.Fatalf("error read as %#v", resp.Error)
+	}
+	res, err := ToolErrorResult("no rule names the tool", map[string]any{MetaRefused: "unlisted"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ctr mcp.CallToolResult
+	if err := json.Unmarshal(res, &ctr); err != nil {
+		t.Fatal(err)
+	}
+	text, ok := ctr.Content[0].(*mcp.TextContent)
+	if !ctr.IsError || len(ctr.Content) != 1 || !ok || text.Text != NotTakenPrefix+"no rule names the tool" || ctr.Meta[MetaRefused] != "unlisted" {
+		t.Fatalf("tool error read as %+v", ctr)
+	}
+	msg, err = jsonrpc.DecodeMessage(ResultLine([]byte("3"), res))
+	if r, ok := msg.(*jsonrpc.Response); err != nil || !ok || r.ID.Raw() != int64(3) || string(r.Result) != string(res) {
+		t.Fatalf("result line read as %#v, %v", msg, err)
+	}
+}
+
+func asWire(err error, we **jsonrpc.Error) bool {
+	e, ok := err.(*jsonrpc.Error)
+	*we = e
+	return ok
+}
