@@ -75,13 +75,13 @@ func (s *Session) refuse(tc *toolCall, r refusal) {
 	}
 	result, err := wire.ToolErrorResult(why, meta)
 	if err != nil {
-		s.replyError(tc.clientID, wire.CodeNotTaken, "not taken: the refusal could not be written", nil)
+		s.replyCallError(tc, wire.CodeNotTaken, "not taken: the refusal could not be written", nil)
 		return
 	}
 	tc.span.SetStatus(codes.Error, "refused: "+r.refused)
 	s.logCall(tc, "call refused", slog.String("refused", r.refused), slog.String("codes", strings.Join(r.codes, ",")),
 		slog.Bool("denialWritten", denialFP != ""))
-	s.toClient(wire.ResultLine(tc.clientID, result))
+	s.answerCall(tc, wire.ResultLine(tc.clientID, result))
 }
 
 func nonNil(c []string) []string {

@@ -91,7 +91,8 @@ type toolCall struct {
 	clientID []byte
 	ourID    string
 
-	state int // guarded by s.mu
+	state    int  // guarded by s.mu
+	slotFree bool // guarded by s.mu: freeSlot has run
 
 	// Set by admit before the call is sent.
 	tool    string
@@ -178,14 +179,39 @@ func (s *Session) takeCall(line []byte, m *wire.Message) {
 	s.mu.Unlock()
 }
 
-// release ends a call's life in the session.
-func (s *Session) release(tc *toolCall) {
+// freeSlot gives back the call's place among the maxWaiting (and its bytes
+// among maxBytesWaiting). It runs before the call's answer is written, so a
+// client that sends its next call as soon as it reads an answer is never
+// refused for a place that was about to be free. Later calls do nothing.
+func (s *Session) freeSlot(tc *toolCall) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	if tc.slotFree {
+		return
+	}
+	tc.slotFree = true
 	s.waiting--
 	if s.callsByCli[string(tc.clientID)] == tc {
 		delete(s.callsByCli, string(tc.clientID))
 	}
-	s.mu.Unlock()
+}
+
+// answerCall frees the call's slot and writes its answer to the client.
+func (s *Session) answerCall(tc *toolCall, line []byte) {
+	s.freeSlot(tc)
+	s.toClient(line)
+}
+
+// replyCallError frees the call's slot and answers it with an error of the
+// executor's own.
+func (s *Session) replyCallError(tc *toolCall, code int, message string, data []byte) {
+	s.freeSlot(tc)
+	s.replyError(tc.clientID, code, message, data)
+}
+
+// release ends a call's life in the session.
+func (s *Session) release(tc *toolCall) {
+	s.freeSlot(tc)
 	if tc.span != nil {
 		tc.span.End()
 	}
@@ -211,19 +237,19 @@ func (s *Session) admit(tc *toolCall) {
 		return
 	}
 	if gone {
-		s.replyError(tc.clientID, wire.CodeNoAnswer, "no answer: the tool server ended", nil)
+		s.replyCallError(tc, wire.CodeNoAnswer, "no answer: the tool server ended", nil)
 		s.release(tc)
 		return
 	}
 	if e.stopped.Load() {
-		s.replyError(tc.clientID, wire.CodeNotTaken, "not taken: "+ErrStopped.Error(), nil)
+		s.replyCallError(tc, wire.CodeNotTaken, "not taken: "+ErrStopped.Error(), nil)
 		s.release(tc)
 		return
 	}
 
 	name, args, meta, ok := callParams(tc.msg)
 	if !ok || !settings.ToolNameOK(name) {
-		s.replyError(tc.clientID, wire.CodeInvalidParams, "the tool name must be 1 to 128 letters, digits, _, - and .", nil)
+		s.replyCallError(tc, wire.CodeInvalidParams, "the tool name must be 1 to 128 letters, digits, _, - and .", nil)
 		s.release(tc)
 		return
 	}
@@ -283,7 +309,7 @@ func (s *Session) admit(tc *toolCall) {
 	e.admitMu.Lock()
 	if e.stopped.Load() {
 		e.admitMu.Unlock()
-		s.replyError(tc.clientID, wire.CodeNotTaken, "not taken: "+ErrStopped.Error(), nil)
+		s.replyCallError(tc, wire.CodeNotTaken, "not taken: "+ErrStopped.Error(), nil)
 		s.release(tc)
 		return
 	}
