@@ -70,7 +70,8 @@ type Session struct {
 	callsByCli map[string]*toolCall    // client id → tool call waiting or sent
 	ended      map[string]struct{}     // our ids of tool calls that ended
 	endedOrder []string
-	waiting    int // tool calls taken and not yet finished
+	waiting    int           // tool calls taken and not yet finished
+	idle       chan struct{} // closed (and cleared) when waiting reaches 0; set by drainCalls
 	serverGone bool
 	callsWG    sync.WaitGroup
 
@@ -135,8 +136,11 @@ func (s *Session) Run(ctx context.Context) error {
 		if err != nil {
 			s.log.Warn("reading from the client ended", slog.String("error", err.Error()))
 		}
-		// The client is gone: stop the server (it may still answer what it
-		// holds; every sent call gets its stub either way).
+		// The client's input is gone (or serve's drain ended it): the calls
+		// in flight finish first, then the server's input is closed. The
+		// wait ends when the calls do (each has its timeout), when the
+		// server ends, or when ctx does (serve's drain budget).
+		s.drainCalls(ctx, serverDone)
 		stopCtx := context.WithoutCancel(ctx)
 		if err := s.srv.Stop(stopCtx); err != nil {
 			s.log.Warn("stopping the tool server", slog.String("error", err.Error()))
@@ -164,6 +168,26 @@ func (s *Session) Run(ctx context.Context) error {
 	<-admitDone
 	s.callsWG.Wait()
 	return result
+}
+
+// drainCalls waits until no tool call taken is still waiting for its
+// outcome, or the server's output ends, or ctx ends.
+func (s *Session) drainCalls(ctx context.Context, serverDone <-chan struct{}) {
+	s.mu.Lock()
+	if s.waiting == 0 {
+		s.mu.Unlock()
+		return
+	}
+	idle := make(chan struct{})
+	s.idle = idle
+	s.mu.Unlock()
+	s.log.Info("the client's input ended: waiting for the calls in flight before the tool server's input is closed")
+	select {
+	case <-idle:
+	case <-serverDone:
+	case <-s.srv.Done():
+	case <-ctx.Done():
+	}
 }
 
 // serverEnded stops what is left of the tool server (its process group),

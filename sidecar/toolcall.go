@@ -191,6 +191,10 @@ func (s *Session) freeSlot(tc *toolCall) {
 	}
 	tc.slotFree = true
 	s.waiting--
+	if s.waiting == 0 && s.idle != nil {
+		close(s.idle)
+		s.idle = nil
+	}
 	if s.callsByCli[string(tc.clientID)] == tc {
 		delete(s.callsByCli, string(tc.clientID))
 	}

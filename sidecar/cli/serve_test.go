@@ -94,10 +94,14 @@ func TestServeTwoBridgesAndDrain(t *testing.T) {
 	wg.Wait()
 
 	// A slow call in flight when SIGTERM arrives.
-	slowDone := make(chan error, 1)
+	type answer struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	slowDone := make(chan answer, 1)
 	go func() {
-		_, err := a.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 1500}})
-		slowDone <- err
+		res, err := a.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 1500}})
+		slowDone <- answer{res, err}
 	}()
 	waitFor(t, func() bool { return strings.Contains(readFile(t, env.CopyPath), `"tool":"slow"`) }, "the slow call to be sent", serveLog)
 	if err := serveCmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -113,7 +117,14 @@ func TestServeTwoBridgesAndDrain(t *testing.T) {
 	case <-time.After(40 * time.Second):
 		t.Fatalf("serve did not stop after SIGTERM\n%s", serveLog)
 	}
-	<-slowDone
+	// The call in flight finished within the drain with the server's own result.
+	slow := <-slowDone
+	if slow.err != nil || slow.res.IsError || len(slow.res.Content) != 1 {
+		t.Fatalf("the call in flight at SIGTERM: %v %+v\n%s", slow.err, slow.res, serveLog)
+	}
+	if tc, ok := slow.res.Content[0].(*mcp.TextContent); !ok || tc.Text != "slept" {
+		t.Fatalf("the call in flight at SIGTERM got %+v, want the server's \"slept\"", slow.res.Content[0])
+	}
 	a.Close()
 	b.Close()
 
