@@ -47,7 +47,13 @@ func (e *Executor) Serve(ctx context.Context, in io.Reader, out io.Writer, serve
 	if err != nil {
 		return err
 	}
-	return e.NewSession(in, out, srv).Run(ctx)
+	err = e.NewSession(in, out, srv).Run(ctx)
+	// Run has read the server's output to its end: its pipes go now, not at
+	// the garbage collector's leisure.
+	if cerr := srv.p.Close(context.WithoutCancel(ctx)); cerr != nil {
+		e.log.Warn("closing the tool server's pipes", slog.String("error", cerr.Error()))
+	}
+	return err
 }
 
 // startServer starts the tool server the settings name, with its

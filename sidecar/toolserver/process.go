@@ -311,6 +311,19 @@ func (p *Process) stop(ctx context.Context) error {
 	return err
 }
 
+// Close stops the server (as Stop, with ctx) and closes the executor's ends
+// of its pipes. Call it once the server's output has been read to its end
+// (or is no longer wanted): after Close nothing of the server holds an fd
+// of the executor.
+func (p *Process) Close(ctx context.Context) error {
+	err := p.Stop(ctx)
+	p.Stdin.Close()
+	p.Stdout.Close()
+	p.stderrR.Close()
+	<-p.stderrCh
+	return err
+}
+
 // kill ends the tree at once (context ended).
 func (p *Process) kill() {
 	p.killTree()
