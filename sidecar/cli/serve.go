@@ -71,7 +71,7 @@ type serveOptions struct {
 	maxSessions  int
 	writeTimeout time.Duration
 	env          Env
-	log        *slog.Logger
+	log          *slog.Logger
 	// ready, when set, is told the socket's address once the executor accepts connections (tests).
 	ready func()
 }
