@@ -97,7 +97,7 @@ func ToolNameOK(name string) bool { return toolRE.MatchString(name) }
 func (p *parser) root(n *node) error {
 	o, err := asObject(n, "name", "service", "server", "agent", "executor", "tools", "contentRules",
 		"unlisted", "hideUnlisted", "timeout", "denialsPerHour", "callIdInMeta", "shutdownWait", "maxWaiting",
-		"vault", "kubernetes")
+		"maxBytesWaiting", "signTimeout", "signTries", "bootTimeout", "vault", "kubernetes")
 	if err != nil {
 		return err
 	}
@@ -192,6 +192,22 @@ func (p *parser) root(n *node) error {
 		return err
 	}
 	s.MaxWaiting = int(w)
+	if s.MaxBytesWaiting, err = p.wholeOr(o, "maxBytesWaiting", DefaultMaxBytesWaiting, MinMaxBytesWaiting, MaxMaxBytesWaiting); err != nil {
+		return err
+	}
+	if ms, err = p.wholeOr(o, "signTimeout", DefaultSignTimeout.Milliseconds(), MinSignTimeout.Milliseconds(), MaxSignTimeout.Milliseconds()); err != nil {
+		return err
+	}
+	s.SignTimeout = time.Duration(ms) * time.Millisecond
+	tries, err := p.wholeOr(o, "signTries", DefaultSignTries, 1, MaxSignTries)
+	if err != nil {
+		return err
+	}
+	s.SignTries = int(tries)
+	if ms, err = p.wholeOr(o, "bootTimeout", DefaultBootTimeout.Milliseconds(), MinBootTimeout.Milliseconds(), MaxBootTimeout.Milliseconds()); err != nil {
+		return err
+	}
+	s.BootTimeout = time.Duration(ms) * time.Millisecond
 	if v := o.get("vault"); v != nil {
 		if s.Vault, err = p.vault(v); err != nil {
 			return err

@@ -31,6 +31,16 @@ type Settings struct {
 	CallIDInMeta   bool // params._meta["red.prova/call-id"]; default true
 	ShutdownWait   time.Duration
 	MaxWaiting     int
+	// MaxBytesWaiting bounds the bytes of the tool calls in flight (their
+	// lines as the client sent them); a call past it gets 1001.
+	MaxBytesWaiting int64
+	// SignTimeout is how long one signature may take; SignTries how many
+	// times a signature that failed or ran out of time is tried in all.
+	SignTimeout time.Duration
+	SignTries   int
+	// BootTimeout bounds start-up: keys, credentials, the book's check and
+	// recovery.
+	BootTimeout time.Duration
 
 	Vault      *Vault      // nil when the file has no vault block
 	Kubernetes *Kubernetes // nil when the file has no kubernetes block
@@ -48,6 +58,19 @@ const (
 	MaxShutdownWait       = 600000 * time.Millisecond
 	DefaultMaxWaiting     = 16
 	MaxMaxWaiting         = 1000
+	// 64 MiB: one call may be 16 MiB, and the executor holds a few copies of
+	// a call while it is in flight; sized for the chart's 256Mi limit.
+	DefaultMaxBytesWaiting = 64 << 20
+	MinMaxBytesWaiting     = 1 << 20
+	MaxMaxBytesWaiting     = 16 << 30
+	DefaultSignTimeout     = 10000 * time.Millisecond
+	MinSignTimeout         = 100 * time.Millisecond
+	MaxSignTimeout         = 600000 * time.Millisecond
+	DefaultSignTries       = 3
+	MaxSignTries           = 10
+	DefaultBootTimeout     = 120000 * time.Millisecond
+	MinBootTimeout         = 1000 * time.Millisecond
+	MaxBootTimeout         = 3600000 * time.Millisecond
 	MaxFileSize           = 1 << 20
 )
 
