@@ -26,12 +26,13 @@ func init() {
 }
 
 func runServe(ctx context.Context, env Env, args []string) int {
-	fs := newFlags(env, "serve", "--config FILE --listen unix:PATH [--health ADDR] [--drain DURATION] [--max-sessions N] [--write-timeout DURATION]")
+	fs := newFlags(env, "serve", "--config FILE --listen unix:PATH [--health ADDR] [--drain DURATION] [--max-sessions N] [--write-timeout DURATION] [--boot-timeout DURATION]")
 	config := fs.String("config", "", "the executor's settings `file` (JSON)")
 	listen := fs.String("listen", "", "the socket to listen on, `unix:PATH`")
 	health := fs.String("health", "", "TCP `address` of /healthz and /readyz, e.g. :8081 (none when empty)")
 	drain := fs.Duration("drain", 25*time.Second, "after SIGTERM, how long calls in flight are given to finish")
 	maxSessions := fs.Int("max-sessions", DefaultMaxSessions, "how many sessions (each with its own tool server) may run at once; more are refused")
+	boot := fs.Duration("boot-timeout", sidecar.DefaultBootTimeout, "how long start-up (keys, credentials, the book's check, recovery) may take")
 	writeTimeout := fs.Duration("write-timeout", socket.DefaultWriteTimeout, "how long one write to a client may take before the client is taken to be gone")
 	if code, done := parseFlags(fs, args); done {
 		return code
@@ -53,7 +54,7 @@ func runServe(ctx context.Context, env Env, args []string) int {
 	log := newLogger(env.Stderr)
 	if err := serve(ctx, serveOptions{
 		config: *config, socketPath: path, healthAddr: *health, drain: *drain, env: env, log: log,
-		maxSessions: *maxSessions, writeTimeout: *writeTimeout,
+		maxSessions: *maxSessions, writeTimeout: *writeTimeout, bootTimeout: *boot,
 	}); err != nil {
 		log.Error("serve stopped", slog.String("error", err.Error()))
 		fmt.Fprintf(env.Stderr, "mcp-executor serve: %v\n", err)
@@ -70,6 +71,7 @@ type serveOptions struct {
 	// maxSessions is how many sessions may run at once; writeTimeout bounds each write to a client.
 	maxSessions  int
 	writeTimeout time.Duration
+	bootTimeout  time.Duration
 	env          Env
 	log          *slog.Logger
 	// ready, when set, is told the socket's address once the executor accepts connections (tests).
@@ -96,7 +98,7 @@ func serve(ctx context.Context, o serveOptions) error {
 			}
 		}()
 	}
-	exe, err := sidecar.Open(ctx, sidecar.OpenOptions{ConfigPath: o.config, Logger: o.log})
+	exe, err := sidecar.OpenBounded(ctx, sidecar.OpenOptions{ConfigPath: o.config, Logger: o.log}, o.bootTimeout)
 	if err != nil {
 		return err
 	}
@@ -107,6 +109,21 @@ func serve(ctx context.Context, o serveOptions) error {
 	defer func() {
 		if cerr := exe.Close(); cerr != nil {
 			o.log.Error("closing the executor", slog.String("error", cerr.Error()))
+		}
+	}()
+
+	// When the executor stops taking calls, serve says so on both endpoints, drains as after SIGTERM
+	// and exits non-zero: the pod restarts it and the next start writes the receipts the copy holds.
+	stopCtx, stopServe := context.WithCancel(ctx)
+	defer stopServe()
+	go func() {
+		select {
+		case <-exe.Stopped():
+			why := errors.New("the executor takes no more calls: " + exe.StopReason())
+			hs.Set("executor", why)
+			hs.SetDead(why)
+			stopServe()
+		case <-stopCtx.Done():
 		}
 	}()
 
@@ -178,7 +195,7 @@ func serve(ctx context.Context, o serveOptions) error {
 		}
 	}()
 
-	<-ctx.Done()
+	<-stopCtx.Done()
 	o.log.Info("stopping: no new sessions; draining calls in flight", slog.Duration("budget", o.drain))
 	hs.Set("socket", errors.New("stopping"))
 	l.Close()
@@ -203,6 +220,9 @@ func serve(ctx context.Context, o serveOptions) error {
 		}
 		mu.Unlock()
 		<-drained
+	}
+	if why := exe.StopReason(); why != "" {
+		return fmt.Errorf("%w: %s", sidecar.ErrStopped, why)
 	}
 	return nil
 }

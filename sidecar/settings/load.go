@@ -97,7 +97,7 @@ func ToolNameOK(name string) bool { return toolRE.MatchString(name) }
 func (p *parser) root(n *node) error {
 	o, err := asObject(n, "name", "service", "server", "agent", "executor", "tools", "contentRules",
 		"unlisted", "hideUnlisted", "timeout", "denialsPerHour", "callIdInMeta", "shutdownWait", "maxWaiting",
-		"maxBytesWaiting", "signTimeout", "signTries", "bootTimeout", "vault", "kubernetes")
+		"maxBytesWaiting", "signTimeout", "signTries", "vault", "kubernetes")
 	if err != nil {
 		return err
 	}
@@ -204,10 +204,6 @@ func (p *parser) root(n *node) error {
 		return err
 	}
 	s.SignTries = int(tries)
-	if ms, err = p.wholeOr(o, "bootTimeout", DefaultBootTimeout.Milliseconds(), MinBootTimeout.Milliseconds(), MaxBootTimeout.Milliseconds()); err != nil {
-		return err
-	}
-	s.BootTimeout = time.Duration(ms) * time.Millisecond
 	if v := o.get("vault"); v != nil {
 		if s.Vault, err = p.vault(v); err != nil {
 			return err

@@ -38,9 +38,6 @@ type Settings struct {
 	// times a signature that failed or ran out of time is tried in all.
 	SignTimeout time.Duration
 	SignTries   int
-	// BootTimeout bounds start-up: keys, credentials, the book's check and
-	// recovery.
-	BootTimeout time.Duration
 
 	Vault      *Vault      // nil when the file has no vault block
 	Kubernetes *Kubernetes // nil when the file has no kubernetes block
@@ -68,10 +65,7 @@ const (
 	MaxSignTimeout         = 600000 * time.Millisecond
 	DefaultSignTries       = 3
 	MaxSignTries           = 10
-	DefaultBootTimeout     = 120000 * time.Millisecond
-	MinBootTimeout         = 1000 * time.Millisecond
-	MaxBootTimeout         = 3600000 * time.Millisecond
-	MaxFileSize           = 1 << 20
+	MaxFileSize            = 1 << 20
 )
 
 // DefaultPassEnv is the variables of the executor's environment the server

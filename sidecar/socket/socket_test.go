@@ -169,6 +169,14 @@ func TestHealthEndpoints(t *testing.T) {
 	if code, body := get("/readyz"); code != 200 || !strings.Contains(body, `"ready":true`) {
 		t.Fatalf("/readyz when ready = %d %s", code, body)
 	}
+	// The executor stopped taking calls: both endpoints fail and say why.
+	h.SetDead(errors.New("the executor takes no more calls: signing failed"))
+	if code, body := get("/healthz"); code != 503 || !strings.Contains(body, "signing failed") {
+		t.Fatalf("/healthz after SetDead = %d %s", code, body)
+	}
+	if code, body := get("/readyz"); code != 503 || !strings.Contains(body, "signing failed") {
+		t.Fatalf("/readyz after SetDead = %d %s", code, body)
+	}
 }
 
 // A client that stops reading: a write fails once the timeout has passed,
