@@ -38,6 +38,9 @@ type Executor struct {
 	scribeDone chan struct{}
 	commits    sync.WaitGroup // stubs signed and not yet answered
 
+	// bytesWaiting is the bytes of the tool calls in flight in every session.
+	bytesWaiting atomic.Int64
+
 	stopped    atomic.Bool
 	stoppedCh  chan struct{} // closed by stop
 	stopWhy    atomic.Value  // string: why stop was called

@@ -91,8 +91,9 @@ type toolCall struct {
 	clientID []byte
 	ourID    string
 
-	state    int  // guarded by s.mu
-	slotFree bool // guarded by s.mu: freeSlot has run
+	size     int64 // the call's line's bytes, counted against maxBytesWaiting
+	state    int   // guarded by s.mu
+	slotFree bool  // guarded by s.mu: freeSlot has run
 
 	// Set by admit before the call is sent.
 	tool    string
@@ -171,9 +172,17 @@ func (s *Session) takeCall(line []byte, m *wire.Message) {
 		s.replyError(m.ID, wire.CodeNotTaken, "not taken: too many calls are waiting", nil)
 		return
 	}
+	size := int64(len(line))
+	if !s.e.takeBytes(size) {
+		s.mu.Unlock()
+		s.log.Warn("a call is not taken: the bytes of the calls in flight would pass maxBytesWaiting",
+			slog.Int64("bytes", size), slog.Int64("maxBytesWaiting", s.e.set.MaxBytesWaiting))
+		s.replyError(m.ID, wire.CodeNotTaken, "not taken: the calls in flight hold too many bytes (maxBytesWaiting)", nil)
+		return
+	}
 	s.waiting++
 	s.callsWG.Add(1)
-	tc := &toolCall{s: s, line: line, msg: m, clientID: clone(m.ID), ourID: s.ids.next(), done: make(chan struct{})}
+	tc := &toolCall{s: s, line: line, size: size, msg: m, clientID: clone(m.ID), ourID: s.ids.next(), done: make(chan struct{})}
 	s.callsByCli[string(m.ID)] = tc
 	s.admitQ <- tc
 	s.mu.Unlock()
@@ -190,6 +199,7 @@ func (s *Session) freeSlot(tc *toolCall) {
 		return
 	}
 	tc.slotFree = true
+	s.e.bytesWaiting.Add(-tc.size)
 	s.waiting--
 	if s.waiting == 0 && s.idle != nil {
 		close(s.idle)
@@ -198,6 +208,16 @@ func (s *Session) freeSlot(tc *toolCall) {
 	if s.callsByCli[string(tc.clientID)] == tc {
 		delete(s.callsByCli, string(tc.clientID))
 	}
+}
+
+// takeBytes counts n more bytes of calls in flight, across every session,
+// unless that would pass maxBytesWaiting.
+func (e *Executor) takeBytes(n int64) bool {
+	if e.bytesWaiting.Add(n) > e.set.MaxBytesWaiting {
+		e.bytesWaiting.Add(-n)
+		return false
+	}
+	return true
 }
 
 // answerCall frees the call's slot and writes its answer to the client.
