@@ -79,6 +79,10 @@ func Compare(lines []Line, book BookView) Report {
 			}
 		case KindDenial:
 			denials = append(denials, ln)
+		case KindDenialsFolded:
+			// Refusals past the hourly cap, counted: none wrote a refusal, by design.
+			r.Denials += int(ln.Count)
+			r.DenialsUnwritten += int(ln.Count)
 		}
 	}
 	for _, ln := range lines {

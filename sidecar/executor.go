@@ -62,11 +62,16 @@ func newExecutor(log *slog.Logger, set *settings.Settings, slipFP string, agent,
 	exec = newBoundedSigner(signFault(exec), "executor", set.SignTimeout, set.SignTries, log)
 	e := &Executor{
 		log: log, set: set, slipFP: slipFP, agent: agent, exec: exec, book: bk, ledger: bk.Ledger(), copy: cp,
-		rules: rules, rulesFP: rulesFP, denials: newDenialLimiter(set.DenialsPerHour),
+		rules: rules, rulesFP: rulesFP,
 		scribeQ:    make(chan *toolCall, 1024),
 		scribeDone: make(chan struct{}),
 		stoppedCh:  make(chan struct{}),
 	}
+	e.denials = newDenialLimiter(set.DenialsPerHour, func(n int64) {
+		if err := e.copy.Append(copylog.Line{Kind: copylog.KindDenialsFolded, Count: n}); err != nil {
+			e.stop("the copy could not be written: " + err.Error())
+		}
+	})
 	go e.scribe()
 	return e
 }
@@ -77,6 +82,7 @@ func (e *Executor) Close() error {
 	e.closeOnce.Do(func() {
 		close(e.scribeQ)
 		<-e.scribeDone
+		e.denials.close()
 		if e.closer != nil {
 			e.closeErr = e.closer()
 		}

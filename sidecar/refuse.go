@@ -56,8 +56,13 @@ func (s *Session) refuse(tc *toolCall, r refusal) {
 	if r.rule != "" {
 		ruleFP = canon.Fingerprint([]byte(r.rule))
 	}
-	s.appendCopy(copylog.Line{Kind: copylog.KindDenial, When: now, Call: tc.ourID, Tool: tc.tool, Action: r.action,
-		Reason: r.reason, Codes: r.codes, Slip: e.slipFP, Refusal: denialFP, Rules: e.rulesFP, Rule: ruleFP, Unwritten: unwritten})
+	if capped {
+		// Past the hourly cap: counted, and one copy line per interval holds the count.
+		e.denials.fold()
+	} else {
+		s.appendCopy(copylog.Line{Kind: copylog.KindDenial, When: now, Call: tc.ourID, Tool: tc.tool, Action: r.action,
+			Reason: r.reason, Codes: r.codes, Slip: e.slipFP, Refusal: denialFP, Rules: e.rulesFP, Rule: ruleFP, Unwritten: unwritten})
+	}
 
 	meta := map[string]any{wire.MetaRefused: r.refused, wire.MetaCodes: nonNil(r.codes)}
 	if denialFP != "" {
