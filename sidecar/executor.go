@@ -38,8 +38,14 @@ type Executor struct {
 	scribeDone chan struct{}
 	commits    sync.WaitGroup // stubs signed and not yet answered
 
-	// bytesWaiting is the bytes of the tool calls in flight in every session.
+	// bytesWaiting is the bytes of the tool calls in flight in every session,
+	// inflight their number; idle is closed when inflight reaches 0 during
+	// Drain. Changed under inflightMu.
+	inflightMu   sync.Mutex
 	bytesWaiting atomic.Int64
+	inflight     int
+	idle         chan struct{}
+	draining     atomic.Bool
 
 	stopped    atomic.Bool
 	stoppedCh  chan struct{} // closed by stop

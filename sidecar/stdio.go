@@ -24,6 +24,19 @@ type StdioOptions struct {
 	// BootTimeout bounds start-up (keys, credentials, the book's check,
 	// recovery); 0 means DefaultBootTimeout.
 	BootTimeout time.Duration
+	// Drain is how long calls in flight are given to finish after ctx ends
+	// (SIGTERM); 0 means DefaultDrain.
+	Drain time.Duration
+}
+
+// DefaultDrain is how long calls in flight are given after SIGTERM.
+const DefaultDrain = 25 * time.Second
+
+func (o StdioOptions) drainBudget() time.Duration {
+	if o.Drain <= 0 {
+		return DefaultDrain
+	}
+	return o.Drain
 }
 
 // DefaultBootTimeout is how long start-up may take unless told otherwise.
@@ -54,14 +67,21 @@ func RunStdio(ctx context.Context, o StdioOptions) error {
 	}
 	// When the executor stops taking calls the session ends and the process
 	// exits non-zero, so that whatever runs it starts it again.
-	sessCtx, endSession := context.WithCancel(ctx)
+	// On a signal (ctx ends) the calls in flight finish first, within the
+	// drain budget; new calls get 1001. Then the session and its server end.
+	sessCtx, endSession := context.WithCancel(context.WithoutCancel(ctx))
 	defer endSession()
 	go func() {
 		select {
 		case <-e.Stopped():
-			endSession()
+		case <-ctx.Done():
+			e.log.Info("stopping: no new calls; draining calls in flight", slog.Duration("budget", o.drainBudget()))
+			drainCtx, cancel := context.WithTimeout(sessCtx, o.drainBudget())
+			e.Drain(drainCtx)
+			cancel()
 		case <-sessCtx.Done():
 		}
+		endSession()
 	}()
 	runErr := e.Serve(sessCtx, o.Stdin, o.Stdout, o.Stderr)
 	if why := e.StopReason(); why != "" {

@@ -167,6 +167,11 @@ func (s *Session) takeCall(line []byte, m *wire.Message) {
 		s.replyError(m.ID, wire.CodeNotTaken, "not taken: "+ErrStopped.Error(), nil)
 		return
 	}
+	if s.e.draining.Load() {
+		s.mu.Unlock()
+		s.replyError(m.ID, wire.CodeNotTaken, "not taken: the executor is stopping", nil)
+		return
+	}
 	if s.waiting >= s.e.set.MaxWaiting {
 		s.mu.Unlock()
 		s.replyError(m.ID, wire.CodeNotTaken, "not taken: too many calls are waiting", nil)
@@ -199,7 +204,7 @@ func (s *Session) freeSlot(tc *toolCall) {
 		return
 	}
 	tc.slotFree = true
-	s.e.bytesWaiting.Add(-tc.size)
+	s.e.giveBytes(tc.size)
 	s.waiting--
 	if s.waiting == 0 && s.idle != nil {
 		close(s.idle)
@@ -213,11 +218,47 @@ func (s *Session) freeSlot(tc *toolCall) {
 // takeBytes counts n more bytes of calls in flight, across every session,
 // unless that would pass maxBytesWaiting.
 func (e *Executor) takeBytes(n int64) bool {
-	if e.bytesWaiting.Add(n) > e.set.MaxBytesWaiting {
-		e.bytesWaiting.Add(-n)
+	e.inflightMu.Lock()
+	defer e.inflightMu.Unlock()
+	if e.bytesWaiting.Load()+n > e.set.MaxBytesWaiting {
 		return false
 	}
+	e.bytesWaiting.Add(n)
+	e.inflight++
 	return true
+}
+
+// giveBytes ends what takeBytes counted for one call.
+func (e *Executor) giveBytes(n int64) {
+	e.inflightMu.Lock()
+	defer e.inflightMu.Unlock()
+	e.bytesWaiting.Add(-n)
+	e.inflight--
+	if e.inflight == 0 && e.idle != nil {
+		close(e.idle)
+		e.idle = nil
+	}
+}
+
+// Drain makes the executor take no new tool calls (1001, "the executor is
+// stopping") and waits until no call is in flight in any session, or ctx
+// ends. It is what stdio does on SIGTERM before it stops the tool server.
+func (e *Executor) Drain(ctx context.Context) {
+	e.draining.Store(true)
+	e.inflightMu.Lock()
+	if e.inflight == 0 {
+		e.inflightMu.Unlock()
+		return
+	}
+	if e.idle == nil {
+		e.idle = make(chan struct{})
+	}
+	idle := e.idle
+	e.inflightMu.Unlock()
+	select {
+	case <-idle:
+	case <-ctx.Done():
+	}
 }
 
 // answerCall frees the call's slot and writes its answer to the client.
