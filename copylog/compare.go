@@ -56,6 +56,8 @@ func Compare(lines []Line, book BookView) Report {
 	bs := r.readBookSide(book, service, cs.byCallFP)
 	r.compareCalls(cs, bs)
 	r.compareDenials(cs.denials, bs)
+	r.Denials += cs.folded
+	r.DenialsUnwritten += cs.folded
 	return r
 }
 
@@ -73,6 +75,7 @@ type copySide struct {
 	order    []string
 	byCallFP map[string]string // executor.call fingerprint -> call
 	denials  []Line
+	folded   int // refusals past the hourly cap, counted on denials-folded lines
 }
 
 // readCopyCalls reads what the copy says of its calls and denials.
@@ -81,6 +84,7 @@ func readCopyCalls(lines []Line) copySide {
 	var order []string
 	byCallFP := make(map[string]string) // executor.call fingerprint -> call
 	var denials []Line
+	folded := 0
 	for _, ln := range lines {
 		switch ln.Kind {
 		case KindSent:
@@ -91,6 +95,9 @@ func readCopyCalls(lines []Line) copySide {
 			}
 		case KindDenial:
 			denials = append(denials, ln)
+		case KindDenialsFolded:
+			// Refusals past the hourly cap, counted: none wrote a refusal, by design.
+			folded += int(ln.Count)
 		}
 	}
 	for _, ln := range lines {
@@ -106,7 +113,7 @@ func readCopyCalls(lines []Line) copySide {
 			c.notWritten = &nw
 		}
 	}
-	return copySide{calls: calls, order: order, byCallFP: byCallFP, denials: denials}
+	return copySide{calls: calls, order: order, byCallFP: byCallFP, denials: denials, folded: folded}
 }
 
 // bookSide is what the book holds: the executor's stubs by call, the

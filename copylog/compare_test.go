@@ -163,6 +163,17 @@ func TestCompare(t *testing.T) {
 			summary: "compare: FAIL 0 calls, 0 match, 1 denial not written; copy ok; book intact",
 		},
 		{
+			name: "refusals folded past the hourly cap do not fail; a denial the book could not take still does",
+			lines: func() []Line {
+				failed := denialLine("d-fail", "", "")
+				failed.Unwritten = "the book could not take the denial: read-only file system"
+				return []Line{{Kind: KindDenialsFolded, When: at, Count: 7}, failed}
+			}(),
+			book:    intact(),
+			want:    findings{},
+			summary: "compare: FAIL 0 calls, 0 match, 1 denial not written; copy ok; book intact",
+		},
+		{
 			name: "receipts and denials without rules under a slip that states rules",
 			lines: []Line{
 				sentLine("c1"), receiptLine("c1", s1),
@@ -303,5 +314,15 @@ func TestCompareRendering(t *testing.T) {
 		if !bytes.Equal(got, want) {
 			t.Errorf("%s differs:\ngot:\n%s\nwant:\n%s", golden, got, want)
 		}
+	}
+}
+
+// A denials-folded line's count is read into the report: as denials, and as denials with no refusal
+// by the hourly cap.
+func TestCompareReadsFoldedCount(t *testing.T) {
+	r := Compare([]Line{denialLine("d1", fp("refusal-1"), ""), {Kind: KindDenialsFolded, When: at, Count: 7}},
+		intact(refusal(1, fp("refusal-1"))))
+	if r.Denials != 8 || r.DenialsUnwritten != 7 || !r.OK() {
+		t.Fatalf("denials %d, unwritten %d, ok %v; want 8, 7, true", r.Denials, r.DenialsUnwritten, r.OK())
 	}
 }

@@ -22,6 +22,10 @@ const (
 	KindLateReceipt Kind = "late-receipt" // a receipt written at a restart
 	KindDenial      Kind = "denial"       // a call was refused
 	KindWithdrawn   Kind = "withdrawn"    // cancelled while waiting its turn; nothing sent
+	// KindDenialsFolded counts refusals past the hourly number of denials: no denial is in the book
+	// for them, and one line stands for all of them in an interval, so that a model that keeps asking
+	// cannot grow the copy either.
+	KindDenialsFolded Kind = "denials-folded"
 )
 
 // UnwrittenCap is a denial line's Unwritten when the hourly number of denials was reached. Any other
@@ -55,6 +59,8 @@ type Line struct {
 	// Unwritten, on a denial line with no refusal, says why none was written: UnwrittenCap (the hourly
 	// cap) or the book's write error.
 	Unwritten string
+	// Count, on a denials-folded line, is how many refusals the line stands for (at least 1).
+	Count int64
 
 	ApprovalFields // the members of the approval kinds (approval.go)
 
@@ -73,13 +79,14 @@ type member struct {
 // kindMembers lists, for each kind, the members it carries beyond seq, name,
 // kind, when, whenMs and tag.
 var kindMembers = map[Kind][]member{
-	KindStart:       {},
-	KindSent:        {{"call", false}, {"tool", false}, {"action", false}, {"amount", true}, {"slip", false}, {"requestId", false}, {"details", false}},
-	KindReceipt:     {{"call", false}, {"stub", false}, {"outcome", false}},
-	KindNotWritten:  {{"call", false}, {"outcome", false}, {"reason", false}},
-	KindLateReceipt: {{"call", false}, {"stub", false}},
-	KindDenial:      {{"call", false}, {"tool", false}, {"action", false}, {"reason", false}, {"codes", false}, {"slip", false}, {"refusal", false}, {"rules", false}, {"rule", false}, {"unwritten", true}},
-	KindWithdrawn:   {{"call", false}},
+	KindStart:         {},
+	KindSent:          {{"call", false}, {"tool", false}, {"action", false}, {"amount", true}, {"slip", false}, {"requestId", false}, {"details", false}},
+	KindReceipt:       {{"call", false}, {"stub", false}, {"outcome", false}},
+	KindNotWritten:    {{"call", false}, {"outcome", false}, {"reason", false}},
+	KindLateReceipt:   {{"call", false}, {"stub", false}},
+	KindDenial:        {{"call", false}, {"tool", false}, {"action", false}, {"reason", false}, {"codes", false}, {"slip", false}, {"refusal", false}, {"rules", false}, {"rule", false}, {"unwritten", true}},
+	KindWithdrawn:     {{"call", false}},
+	KindDenialsFolded: {{"count", false}},
 }
 
 // body returns the line's members other than seq, name and tag as a
@@ -141,6 +148,8 @@ func (ln *Line) body() (map[string]any, error) {
 			if ln.Unwritten != "" {
 				b["unwritten"] = ln.Unwritten
 			}
+		case "count":
+			b["count"] = ln.Count
 		default:
 			approvalBody(ln, m.name, b)
 		}
@@ -205,6 +214,10 @@ func checkFields(ln *Line) error {
 		case "unwritten":
 			if ln.Unwritten != "" && ln.Refusal != "" {
 				err = errors.New("a denial line names a refusal and why none was written")
+			}
+		case "count":
+			if ln.Count < 1 || ln.Count > canon.MaxSafeInt {
+				err = errors.New("count must be a whole number from 1 to 2^53-1")
 			}
 		default:
 			err = checkApprovalField(ln, m.name)
@@ -341,6 +354,8 @@ func decodeKindMembers(obj map[string]any, members []member, ln *Line) error {
 			ln.Rule, err = str(obj, m.name)
 		case "unwritten":
 			ln.Unwritten, err = str(obj, m.name)
+		case "count":
+			ln.Count, err = num(obj, m.name)
 		case "amount":
 			ln.Amount, err = decodeAmount(obj[m.name])
 		case "outcome":

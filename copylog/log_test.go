@@ -26,6 +26,7 @@ func allKinds() []Line {
 		withdrawnLine("call-4"),
 		{Kind: KindStart, When: at.Add(time.Minute)},
 		lateReceiptLine("call-2", fp("stub-2")),
+		{Kind: KindDenialsFolded, When: at.Add(2 * time.Minute), Count: 41},
 	}
 }
 

@@ -132,7 +132,7 @@ func FuzzTraceID(f *testing.F) {
 }
 
 func TestDenialLimiterSlidingHour(t *testing.T) {
-	l := newDenialLimiter(2)
+	l := newDenialLimiter(2, nil)
 	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	steps := []struct {
 		at   time.Duration

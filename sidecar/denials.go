@@ -7,14 +7,30 @@ import (
 
 // denialLimiter allows at most n denials to be written in any hour (a
 // sliding window): past it a call is still refused, but no denial is
-// written, so that a model that keeps asking cannot fill the book.
+// written, so that a model that keeps asking cannot fill the book. The
+// refusals past it are not written one by one to the copy either: they are
+// counted, and one denials-folded line per foldInterval says how many there
+// were.
 type denialLimiter struct {
 	mu    sync.Mutex
 	n     int
 	times []time.Time // the times of the last n denials written, oldest first
+
+	folded int64       // refusals past the cap not yet written to the copy
+	timer  *time.Timer // flushes folded; nil when nothing waits
+	write  func(count int64)
+	closed bool
 }
 
-func newDenialLimiter(n int) *denialLimiter { return &denialLimiter{n: n} }
+// foldInterval is how long refusals past the cap are counted before one
+// copy line holds their number.
+const foldInterval = time.Minute
+
+// newDenialLimiter allows n denials an hour; write records a count of
+// refusals past the cap (a denials-folded copy line).
+func newDenialLimiter(n int, write func(count int64)) *denialLimiter {
+	return &denialLimiter{n: n, write: write}
+}
 
 // allow reports whether a denial may be written at now, and counts it.
 func (l *denialLimiter) allow(now time.Time) bool {
@@ -31,4 +47,43 @@ func (l *denialLimiter) allow(now time.Time) bool {
 	}
 	l.times = append(l.times, now)
 	return true
+}
+
+// fold counts one refusal past the cap; the count is written within
+// foldInterval, or at close.
+func (l *denialLimiter) fold() {
+	l.mu.Lock()
+	l.folded++
+	closed := l.closed
+	if l.timer == nil && !closed {
+		l.timer = time.AfterFunc(foldInterval, l.flush)
+	}
+	l.mu.Unlock()
+	if closed {
+		l.flush()
+	}
+}
+
+// flush writes the count of refusals folded so far, if any.
+func (l *denialLimiter) flush() {
+	l.mu.Lock()
+	n := l.folded
+	l.folded = 0
+	if l.timer != nil {
+		l.timer.Stop()
+		l.timer = nil
+	}
+	l.mu.Unlock()
+	if n > 0 && l.write != nil {
+		l.write(n)
+	}
+}
+
+// close writes what is still counted; later refusals past the cap are
+// written at once.
+func (l *denialLimiter) close() {
+	l.mu.Lock()
+	l.closed = true
+	l.mu.Unlock()
+	l.flush()
 }

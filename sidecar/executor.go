@@ -38,7 +38,18 @@ type Executor struct {
 	scribeDone chan struct{}
 	commits    sync.WaitGroup // stubs signed and not yet answered
 
+	// bytesWaiting is the bytes of the tool calls in flight in every session,
+	// inflight their number; idle is closed when inflight reaches 0 during
+	// Drain. Changed under inflightMu.
+	inflightMu   sync.Mutex
+	bytesWaiting atomic.Int64
+	inflight     int
+	idle         chan struct{}
+	draining     atomic.Bool
+
 	stopped    atomic.Bool
+	stoppedCh  chan struct{} // closed by stop
+	stopWhy    atomic.Value  // string: why stop was called
 	bookBroken atomic.Bool
 	closeOnce  sync.Once
 	closeErr   error
@@ -53,12 +64,20 @@ var ErrStopped = errors.New("the executor takes no more calls until it is starte
 // newExecutor wires the parts together and starts the scribe.
 func newExecutor(log *slog.Logger, set *settings.Settings, slipFP string, agent, exec jwk.Signer, bk *book.Book, cp *copylog.Log, rules *contentrules.Rules, rulesFP string) *Executor {
 	log = orDiscard(log)
+	agent = newBoundedSigner(signFault(agent), "agent", set.SignTimeout, set.SignTries, log)
+	exec = newBoundedSigner(signFault(exec), "executor", set.SignTimeout, set.SignTries, log)
 	e := &Executor{
 		log: log, set: set, slipFP: slipFP, agent: agent, exec: exec, book: bk, ledger: bk.Ledger(), copy: cp,
-		rules: rules, rulesFP: rulesFP, denials: newDenialLimiter(set.DenialsPerHour),
+		rules: rules, rulesFP: rulesFP,
 		scribeQ:    make(chan *toolCall, 1024),
 		scribeDone: make(chan struct{}),
+		stoppedCh:  make(chan struct{}),
 	}
+	e.denials = newDenialLimiter(set.DenialsPerHour, func(n int64) {
+		if err := e.copy.Append(copylog.Line{Kind: copylog.KindDenialsFolded, Count: n}); err != nil {
+			e.stop("the copy could not be written: " + err.Error())
+		}
+	})
 	go e.scribe()
 	return e
 }
@@ -69,6 +88,7 @@ func (e *Executor) Close() error {
 	e.closeOnce.Do(func() {
 		close(e.scribeQ)
 		<-e.scribeDone
+		e.denials.close()
 		if e.closer != nil {
 			e.closeErr = e.closer()
 		}
@@ -79,8 +99,23 @@ func (e *Executor) Close() error {
 // stop makes the executor take no more calls.
 func (e *Executor) stop(why string) {
 	if e.stopped.CompareAndSwap(false, true) {
+		e.stopWhy.Store(why)
 		e.log.Error("the executor takes no more calls until it is started again", slog.String("why", why))
+		close(e.stoppedCh)
 	}
+}
+
+// Stopped is closed when the executor stops taking calls (the copy or the
+// book could not be written, a receipt could not be signed). The process
+// should then say so on its health endpoints and exit non-zero, so that it
+// is started again; the next start writes from the copy the receipts this
+// one could not.
+func (e *Executor) Stopped() <-chan struct{} { return e.stoppedCh }
+
+// StopReason says why the executor stopped taking calls ("" while it takes them).
+func (e *Executor) StopReason() string {
+	why, _ := e.stopWhy.Load().(string)
+	return why
 }
 
 // stubTime returns now, or the latest time already handed out if the clock

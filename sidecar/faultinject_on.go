@@ -3,12 +3,16 @@
 package sidecar
 
 import (
+	"context"
+	"errors"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
 )
 
 // FaultEnv names the fault point at which a binary built with the
@@ -55,4 +59,44 @@ func faultPoint(name string) {
 	for {
 		time.Sleep(time.Hour) // the signal ends the process before this returns
 	}
+}
+
+// SignFaultEnv makes the signers of a faultinject build fail: "fail" fails
+// the first signature once (the executor's retry must carry the call),
+// "hang" makes every signature wait until its context ends (the executor's
+// signTimeout must cut it).
+const SignFaultEnv = "MCP_EXECUTOR_SIGN_FAULT"
+
+var signFaults struct {
+	sync.Mutex
+	failed bool
+}
+
+type faultySigner struct {
+	jwk.Signer
+	mode string
+}
+
+func signFault(s jwk.Signer) jwk.Signer {
+	if mode := os.Getenv(SignFaultEnv); mode == "fail" || mode == "hang" {
+		return &faultySigner{Signer: s, mode: mode}
+	}
+	return s
+}
+
+func (f *faultySigner) Sign(ctx context.Context, alg string, input []byte) ([]byte, error) {
+	switch f.mode {
+	case "hang":
+		<-ctx.Done()
+		return nil, ctx.Err()
+	case "fail":
+		signFaults.Lock()
+		first := !signFaults.failed
+		signFaults.failed = true
+		signFaults.Unlock()
+		if first {
+			return nil, errors.New("injected signing failure (" + SignFaultEnv + "=fail)")
+		}
+	}
+	return f.Signer.Sign(ctx, alg, input)
 }

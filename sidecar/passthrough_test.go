@@ -12,8 +12,9 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
 )
 
-// Past denialsPerHour a call is still refused, but no denial is written;
-// the copy line says so (no refusal fingerprint).
+// Past denialsPerHour a call is still refused, but no denial is written,
+// and the copy has no line of its own for it either: one denials-folded
+// line counts them (written within a minute, or at the stop).
 func TestDenialsPerHour(t *testing.T) {
 	o := baseOptions()
 	o.Settings = map[string]any{"denialsPerHour": 1}
@@ -36,14 +37,20 @@ func TestDenialsPerHour(t *testing.T) {
 	if n := len(entriesOf(readBook(t, h.env.BookPath), "refusal")); n != 1 {
 		t.Errorf("%d denials written", n)
 	}
-	var den []copylog.Line
+	var den, folded []copylog.Line
 	for _, l := range readCopy(t, h.env.CopyPath, h.env.CopyKey, "test executor") {
-		if l.Kind == copylog.KindDenial {
+		switch l.Kind {
+		case copylog.KindDenial:
 			den = append(den, l)
+		case copylog.KindDenialsFolded:
+			folded = append(folded, l)
 		}
 	}
-	if len(den) != 3 || den[0].Refusal == "" || den[1].Refusal != "" || den[2].Refusal != "" {
-		t.Errorf("copy denial lines %+v", den)
+	if len(den) != 1 || den[0].Refusal == "" {
+		t.Errorf("copy denial lines %+v, want the one whose denial is in the book", den)
+	}
+	if len(folded) != 1 || folded[0].Count != 2 {
+		t.Errorf("copy denials-folded lines %+v, want one counting 2", folded)
 	}
 	if got := receivedCalls(t, h.record); len(got) != 0 {
 		t.Errorf("the server received %v", got)

@@ -59,8 +59,13 @@ func (s *Session) refuse(tc *toolCall, r refusal) {
 	if r.rule != "" {
 		ruleFP = canon.Fingerprint([]byte(r.rule))
 	}
-	s.appendCopy(copylog.Line{Kind: copylog.KindDenial, When: now, Call: tc.ourID, Tool: tc.tool, Action: r.action,
-		Reason: r.reason, Codes: r.codes, Slip: e.slipFP, Refusal: denialFP, Rules: e.rulesFP, Rule: ruleFP, Unwritten: unwritten})
+	if capped {
+		// Past the hourly cap: counted, and one copy line per interval holds the count.
+		e.denials.fold()
+	} else {
+		s.appendCopy(copylog.Line{Kind: copylog.KindDenial, When: now, Call: tc.ourID, Tool: tc.tool, Action: r.action,
+			Reason: r.reason, Codes: r.codes, Slip: e.slipFP, Refusal: denialFP, Rules: e.rulesFP, Rule: ruleFP, Unwritten: unwritten})
+	}
 
 	meta := map[string]any{wire.MetaRefused: r.refused, wire.MetaCodes: nonNil(r.codes)}
 	if denialFP != "" {
@@ -78,13 +83,13 @@ func (s *Session) refuse(tc *toolCall, r refusal) {
 	}
 	result, err := wire.ToolErrorResult(why, meta)
 	if err != nil {
-		s.replyError(tc.clientID, wire.CodeNotTaken, "not taken: the refusal could not be written", nil)
+		s.replyCallError(tc, wire.CodeNotTaken, "not taken: the refusal could not be written", nil)
 		return
 	}
 	tc.span.SetStatus(codes.Error, "refused: "+r.refused)
 	s.logCall(tc, "call refused", slog.String("refused", r.refused), slog.String("codes", strings.Join(r.codes, ",")),
 		slog.Bool("denialWritten", denialFP != ""))
-	s.toClient(wire.ResultLine(tc.clientID, result))
+	s.answerCall(tc, wire.ResultLine(tc.clientID, result))
 }
 
 func nonNil(c []string) []string {

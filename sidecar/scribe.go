@@ -39,7 +39,7 @@ func (e *Executor) commit(tc *toolCall) {
 	case outNotSent:
 		tc.hold.Release()
 		e.later(func() {
-			s.replyError(tc.clientID, wire.CodeNotTaken, "not taken: the executor could not record the call", nil)
+			s.replyCallError(tc, wire.CodeNotTaken, "not taken: the executor could not record the call", nil)
 			s.release(tc)
 		})
 		return
@@ -118,13 +118,13 @@ func (e *Executor) finishCommit(tc *toolCall, line book.Line, doc record.Detail)
 	case out.kind == outResult || out.kind == outError || out.kind == outUnreadable && out.line != nil:
 		s.logCall(tc, "call answered", slog.String("stub", stubFP), slog.Bool("serverError", out.kind == outError),
 			slog.Bool("unreadable", out.kind == outUnreadable))
-		s.toClient(wire.SpliceID(out.line, out.idSpan, tc.clientID))
+		s.answerCall(tc, wire.SpliceID(out.line, out.idSpan, tc.clientID))
 	default: // no answer, or one that cannot reach the client as it is
 		tc.span.SetStatus(codes.Error, out.noAnswerText())
 		s.logCall(tc, "call had no answer", slog.String("stub", stubFP), slog.String("why", out.noAnswerText()))
 		data := []byte(`{"red.prova/stub":`)
 		data = append(append(data, jsonString(stubFP)...), '}')
-		s.replyError(tc.clientID, wire.CodeNoAnswer, out.noAnswerText(), data)
+		s.replyCallError(tc, wire.CodeNoAnswer, out.noAnswerText(), data)
 	}
 }
 
@@ -161,5 +161,5 @@ func (e *Executor) notWritten(tc *toolCall, doc record.Detail, why string) {
 	}
 	tc.span.SetStatus(codes.Error, "receipt not written")
 	s.log.Error("the receipt of a call could not be written", slog.String("call", tc.ourID), slog.String("why", why))
-	s.replyError(tc.clientID, codeInternalError, "the receipt of this call could not be written; the executor takes no more calls until it is started again", nil)
+	s.replyCallError(tc, codeInternalError, "the receipt of this call could not be written; the executor takes no more calls until it is started again", nil)
 }

@@ -72,7 +72,8 @@ type Session struct {
 	callsByCli map[string]*toolCall    // client id → tool call waiting or sent
 	ended      map[string]struct{}     // our ids of tool calls that ended
 	endedOrder []string
-	waiting    int // tool calls taken and not yet finished
+	waiting    int           // tool calls taken and not yet finished
+	idle       chan struct{} // closed (and cleared) when waiting reaches 0; set by drainCalls
 	serverGone bool
 	callsWG    sync.WaitGroup
 	dropped    atomic.Int64 // lines from the server dropped, never handed to the client
@@ -143,12 +144,14 @@ func (s *Session) Run(ctx context.Context) error {
 		if err != nil {
 			s.log.Warn("reading from the client ended", slog.String("error", err.Error()))
 		}
-		// The client's input ended: every call read before it goes to the
-		// server and gets its outcome (an answer, its timeout, the server's
-		// end) before the server's input is closed.
+		// The client's input ended (or serve's drain ended it): every call
+		// read before it goes to the server and gets its outcome (an answer,
+		// its timeout, the server's end) before the server's input is
+		// closed; the wait also ends when ctx does (serve's drain budget).
 		s.closeAdmit()
 		<-admitDone
 		s.awaitSending(ctx, serverDone)
+		s.drainCalls(ctx, serverDone)
 		stopCtx := context.WithoutCancel(ctx)
 		if err := s.srv.Stop(stopCtx); err != nil {
 			s.log.Warn("stopping the tool server", slog.String("error", err.Error()))
@@ -200,6 +203,26 @@ func (s *Session) awaitSending(ctx context.Context, serverDone <-chan struct{}) 
 		case <-ctx.Done():
 			return
 		}
+	}
+}
+
+// drainCalls waits until no tool call taken is still waiting for its
+// outcome, or the server's output ends, or ctx ends.
+func (s *Session) drainCalls(ctx context.Context, serverDone <-chan struct{}) {
+	s.mu.Lock()
+	if s.waiting == 0 {
+		s.mu.Unlock()
+		return
+	}
+	idle := make(chan struct{})
+	s.idle = idle
+	s.mu.Unlock()
+	s.log.Info("the client's input ended: waiting for the calls in flight before the tool server's input is closed")
+	select {
+	case <-idle:
+	case <-serverDone:
+	case <-s.srv.Done():
+	case <-ctx.Done():
 	}
 }
 

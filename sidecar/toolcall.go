@@ -99,7 +99,9 @@ type toolCall struct {
 	clientID []byte
 	ourID    string
 
-	state int // guarded by s.mu
+	size     int64 // the call's line's bytes, counted against maxBytesWaiting
+	state    int   // guarded by s.mu
+	slotFree bool  // guarded by s.mu: freeSlot has run
 
 	// Set by admit before the call is sent.
 	tool    string
@@ -173,27 +175,116 @@ func (s *Session) takeCall(line []byte, m *wire.Message) {
 		s.replyError(m.ID, wire.CodeNotTaken, "not taken: "+ErrStopped.Error(), nil)
 		return
 	}
+	if s.e.draining.Load() {
+		s.mu.Unlock()
+		s.replyError(m.ID, wire.CodeNotTaken, "not taken: the executor is stopping", nil)
+		return
+	}
 	if s.waiting >= s.e.set.MaxWaiting {
 		s.mu.Unlock()
 		s.replyError(m.ID, wire.CodeNotTaken, "not taken: too many calls are waiting", nil)
 		return
 	}
+	size := int64(len(line))
+	if !s.e.takeBytes(size) {
+		s.mu.Unlock()
+		s.log.Warn("a call is not taken: the bytes of the calls in flight would pass maxBytesWaiting",
+			slog.Int64("bytes", size), slog.Int64("maxBytesWaiting", s.e.set.MaxBytesWaiting))
+		s.replyError(m.ID, wire.CodeNotTaken, "not taken: the calls in flight hold too many bytes (maxBytesWaiting)", nil)
+		return
+	}
 	s.waiting++
 	s.callsWG.Add(1)
-	tc := &toolCall{s: s, line: line, msg: m, clientID: clone(m.ID), ourID: s.ids.next(), done: make(chan struct{})}
+	tc := &toolCall{s: s, line: line, size: size, msg: m, clientID: clone(m.ID), ourID: s.ids.next(), done: make(chan struct{})}
 	s.callsByCli[string(m.ID)] = tc
 	s.admitQ <- tc
 	s.mu.Unlock()
 }
 
-// release ends a call's life in the session.
-func (s *Session) release(tc *toolCall) {
+// freeSlot gives back the call's place among the maxWaiting (and its bytes
+// among maxBytesWaiting). It runs before the call's answer is written, so a
+// client that sends its next call as soon as it reads an answer is never
+// refused for a place that was about to be free. Later calls do nothing.
+func (s *Session) freeSlot(tc *toolCall) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	if tc.slotFree {
+		return
+	}
+	tc.slotFree = true
+	s.e.giveBytes(tc.size)
 	s.waiting--
+	if s.waiting == 0 && s.idle != nil {
+		close(s.idle)
+		s.idle = nil
+	}
 	if s.callsByCli[string(tc.clientID)] == tc {
 		delete(s.callsByCli, string(tc.clientID))
 	}
-	s.mu.Unlock()
+}
+
+// takeBytes counts n more bytes of calls in flight, across every session,
+// unless that would pass maxBytesWaiting.
+func (e *Executor) takeBytes(n int64) bool {
+	e.inflightMu.Lock()
+	defer e.inflightMu.Unlock()
+	if e.bytesWaiting.Load()+n > e.set.MaxBytesWaiting {
+		return false
+	}
+	e.bytesWaiting.Add(n)
+	e.inflight++
+	return true
+}
+
+// giveBytes ends what takeBytes counted for one call.
+func (e *Executor) giveBytes(n int64) {
+	e.inflightMu.Lock()
+	defer e.inflightMu.Unlock()
+	e.bytesWaiting.Add(-n)
+	e.inflight--
+	if e.inflight == 0 && e.idle != nil {
+		close(e.idle)
+		e.idle = nil
+	}
+}
+
+// Drain makes the executor take no new tool calls (1001, "the executor is
+// stopping") and waits until no call is in flight in any session, or ctx
+// ends. It is what stdio does on SIGTERM before it stops the tool server.
+func (e *Executor) Drain(ctx context.Context) {
+	e.draining.Store(true)
+	e.inflightMu.Lock()
+	if e.inflight == 0 {
+		e.inflightMu.Unlock()
+		return
+	}
+	if e.idle == nil {
+		e.idle = make(chan struct{})
+	}
+	idle := e.idle
+	e.inflightMu.Unlock()
+	select {
+	case <-idle:
+	case <-ctx.Done():
+	}
+}
+
+// answerCall frees the call's slot and writes its answer to the client.
+func (s *Session) answerCall(tc *toolCall, line []byte) {
+	s.freeSlot(tc)
+	s.toClient(line)
+}
+
+// replyCallError frees the call's slot and answers it with an error of the
+// executor's own.
+func (s *Session) replyCallError(tc *toolCall, code int, message string, data []byte) {
+	s.freeSlot(tc)
+	s.replyError(tc.clientID, code, message, data)
+}
+
+// release ends a call's life in the session.
+func (s *Session) release(tc *toolCall) {
+	s.freeSlot(tc)
 	if tc.span != nil {
 		tc.span.End()
 	}
@@ -224,9 +315,9 @@ func (s *Session) stillWanted(tc *toolCall) bool {
 		s.appendCopy(copylog.Line{Kind: copylog.KindWithdrawn, Call: tc.ourID})
 		tc.span.SetStatus(codes.Error, "withdrawn")
 	case gone:
-		s.replyError(tc.clientID, wire.CodeNoAnswer, "no answer: the tool server ended", nil)
+		s.replyCallError(tc, wire.CodeNoAnswer, "no answer: the tool server ended", nil)
 	case s.e.stopped.Load():
-		s.replyError(tc.clientID, wire.CodeNotTaken, "not taken: "+ErrStopped.Error(), nil)
+		s.replyCallError(tc, wire.CodeNotTaken, "not taken: "+ErrStopped.Error(), nil)
 	default:
 		return true
 	}
@@ -243,7 +334,7 @@ func (s *Session) judge(tc *toolCall) bool {
 	e := s.e
 	name, args, meta, ok := callParams(tc.msg)
 	if !ok || !settings.ToolNameOK(name) {
-		s.replyError(tc.clientID, wire.CodeInvalidParams, "the tool name must be 1 to 128 letters, digits, _, - and .", nil)
+		s.replyCallError(tc, wire.CodeInvalidParams, "the tool name must be 1 to 128 letters, digits, _, - and .", nil)
 		s.release(tc)
 		return false
 	}
@@ -319,7 +410,7 @@ func (s *Session) reserve(tc *toolCall) {
 	e.admitMu.Lock()
 	if e.stopped.Load() {
 		e.admitMu.Unlock()
-		s.replyError(tc.clientID, wire.CodeNotTaken, "not taken: "+ErrStopped.Error(), nil)
+		s.replyCallError(tc, wire.CodeNotTaken, "not taken: "+ErrStopped.Error(), nil)
 		s.release(tc)
 		return
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/seed-6e06167c/mcp-executor/sidecar"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/socket"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
 )
 
 func init() {
@@ -25,17 +26,24 @@ func init() {
 }
 
 func runServe(ctx context.Context, env Env, args []string) int {
-	fs := newFlags(env, "serve", "--config FILE --listen unix:PATH [--health ADDR] [--drain DURATION]")
+	fs := newFlags(env, "serve", "--config FILE --listen unix:PATH [--health ADDR] [--drain DURATION] [--max-sessions N] [--write-timeout DURATION] [--boot-timeout DURATION]")
 	config := fs.String("config", "", "the executor's settings `file` (JSON)")
 	listen := fs.String("listen", "", "the socket to listen on, `unix:PATH`")
 	health := fs.String("health", "", "TCP `address` of /healthz and /readyz, e.g. :8081 (none when empty)")
 	drain := fs.Duration("drain", 25*time.Second, "after SIGTERM, how long calls in flight are given to finish")
+	maxSessions := fs.Int("max-sessions", DefaultMaxSessions, "how many sessions (each with its own tool server) may run at once; more are refused")
+	boot := fs.Duration("boot-timeout", sidecar.DefaultBootTimeout, "how long start-up (keys, credentials, the book's check, recovery) may take")
+	writeTimeout := fs.Duration("write-timeout", socket.DefaultWriteTimeout, "how long one write to a client may take before the client is taken to be gone")
 	if code, done := parseFlags(fs, args); done {
 		return code
 	}
 	if *config == "" || *listen == "" || fs.NArg() != 0 {
 		fmt.Fprintln(env.Stderr, "mcp-executor serve: --config FILE and --listen unix:PATH are required")
 		fs.Usage()
+		return ExitUsage
+	}
+	if *maxSessions < 1 || *writeTimeout <= 0 || *drain < 0 {
+		fmt.Fprintln(env.Stderr, "mcp-executor serve: --max-sessions must be at least 1, --write-timeout more than 0 and --drain not negative")
 		return ExitUsage
 	}
 	path, err := socket.ParseAddress(*listen)
@@ -46,6 +54,7 @@ func runServe(ctx context.Context, env Env, args []string) int {
 	log := newLogger(env.Stderr)
 	if err := serve(ctx, serveOptions{
 		config: *config, socketPath: path, healthAddr: *health, drain: *drain, env: env, log: log,
+		maxSessions: *maxSessions, writeTimeout: *writeTimeout, bootTimeout: *boot,
 	}); err != nil {
 		log.Error("serve stopped", slog.String("error", err.Error()))
 		fmt.Fprintf(env.Stderr, "mcp-executor serve: %v\n", err)
@@ -59,11 +68,18 @@ type serveOptions struct {
 	socketPath string
 	healthAddr string
 	drain      time.Duration
-	env        Env
-	log        *slog.Logger
+	// maxSessions is how many sessions may run at once; writeTimeout bounds each write to a client.
+	maxSessions  int
+	writeTimeout time.Duration
+	bootTimeout  time.Duration
+	env          Env
+	log          *slog.Logger
 	// ready, when set, is told the socket's address once the executor accepts connections (tests).
 	ready func()
 }
+
+// DefaultMaxSessions is serve's --max-sessions: each session runs a tool server of its own.
+const DefaultMaxSessions = 8
 
 // serve runs the executor on a Unix socket until ctx ends (SIGTERM), then drains: it stops accepting,
 // ends every session's input so the sessions finish the calls in flight (each gets its receipt), waits
@@ -82,7 +98,7 @@ func serve(ctx context.Context, o serveOptions) error {
 			}
 		}()
 	}
-	exe, err := sidecar.Open(ctx, sidecar.OpenOptions{ConfigPath: o.config, Logger: o.log})
+	exe, err := sidecar.OpenBounded(ctx, sidecar.OpenOptions{ConfigPath: o.config, Logger: o.log}, o.bootTimeout)
 	if err != nil {
 		return err
 	}
@@ -93,6 +109,21 @@ func serve(ctx context.Context, o serveOptions) error {
 	defer func() {
 		if cerr := exe.Close(); cerr != nil {
 			o.log.Error("closing the executor", slog.String("error", cerr.Error()))
+		}
+	}()
+
+	// When the executor stops taking calls, serve says so on both endpoints, drains as after SIGTERM
+	// and exits non-zero: the pod restarts it and the next start writes the receipts the copy holds.
+	stopCtx, stopServe := context.WithCancel(ctx)
+	defer stopServe()
+	go func() {
+		select {
+		case <-exe.Stopped():
+			why := errors.New("the executor takes no more calls: " + exe.StopReason())
+			hs.Set("executor", why)
+			hs.SetDead(why)
+			stopServe()
+		case <-stopCtx.Done():
 		}
 	}()
 
@@ -111,7 +142,7 @@ func serve(ctx context.Context, o serveOptions) error {
 	defer cutSessions()
 	var (
 		mu    sync.Mutex
-		conns = map[*net.UnixConn]struct{}{}
+		conns = map[*socket.Conn]struct{}{}
 		wg    sync.WaitGroup
 	)
 	acceptDone := make(chan struct{})
@@ -132,12 +163,19 @@ func serve(ctx context.Context, o serveOptions) error {
 			} else {
 				attrs = append(attrs, slog.String("peer_error", perr.Error()))
 			}
-			o.log.Info("session opened", attrs...)
+			sc := socket.NewConn(conn, o.writeTimeout)
 			mu.Lock()
-			conns[conn] = struct{}{}
+			if len(conns) >= o.maxSessions {
+				mu.Unlock()
+				o.log.Warn("session refused: --max-sessions are running", append(attrs, slog.Int("max_sessions", o.maxSessions))...)
+				go refuseSession(sc, o.maxSessions)
+				continue
+			}
+			conns[sc] = struct{}{}
 			mu.Unlock()
+			o.log.Info("session opened", attrs...)
 			wg.Add(1)
-			go func(n int, conn *net.UnixConn) {
+			go func(n int, conn *socket.Conn) {
 				defer wg.Done()
 				defer func() {
 					mu.Lock()
@@ -153,11 +191,11 @@ func serve(ctx context.Context, o serveOptions) error {
 				} else {
 					o.log.Info("session ended", slog.Int("session", n))
 				}
-			}(n, conn)
+			}(n, sc)
 		}
 	}()
 
-	<-ctx.Done()
+	<-stopCtx.Done()
 	o.log.Info("stopping: no new sessions; draining calls in flight", slog.Duration("budget", o.drain))
 	hs.Set("socket", errors.New("stopping"))
 	l.Close()
@@ -175,9 +213,26 @@ func serve(ctx context.Context, o serveOptions) error {
 	case <-time.After(o.drain):
 		o.log.Warn("drain budget spent: cutting the sessions left; their sent calls still get receipts")
 		cutSessions()
+		// A client that reads nothing holds no write past the budget.
+		mu.Lock()
+		for c := range conns {
+			c.Cut()
+		}
+		mu.Unlock()
 		<-drained
 	}
+	if why := exe.StopReason(); why != "" {
+		return fmt.Errorf("%w: %s", sidecar.ErrStopped, why)
+	}
 	return nil
+}
+
+// refuseSession tells a client over the cap why it is refused, as a JSON-RPC error (code 1001, id null),
+// and closes the connection.
+func refuseSession(c *socket.Conn, max int) {
+	defer c.Close()
+	msg := fmt.Sprintf("not taken: the executor already runs %d sessions (serve --max-sessions); try again when one has ended", max)
+	_, _ = c.Write(append(wire.ErrorLine([]byte("null"), wire.CodeNotTaken, msg, nil), '\n'))
 }
 
 func runBridge(ctx context.Context, env Env, args []string) int {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -94,10 +95,14 @@ func TestServeTwoBridgesAndDrain(t *testing.T) {
 	wg.Wait()
 
 	// A slow call in flight when SIGTERM arrives.
-	slowDone := make(chan error, 1)
+	type answer struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	slowDone := make(chan answer, 1)
 	go func() {
-		_, err := a.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 1500}})
-		slowDone <- err
+		res, err := a.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 1500}})
+		slowDone <- answer{res, err}
 	}()
 	waitFor(t, func() bool { return strings.Contains(readFile(t, env.CopyPath), `"tool":"slow"`) }, "the slow call to be sent", serveLog)
 	if err := serveCmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -113,7 +118,14 @@ func TestServeTwoBridgesAndDrain(t *testing.T) {
 	case <-time.After(40 * time.Second):
 		t.Fatalf("serve did not stop after SIGTERM\n%s", serveLog)
 	}
-	<-slowDone
+	// The call in flight finished within the drain with the server's own result.
+	slow := <-slowDone
+	if slow.err != nil || slow.res.IsError || len(slow.res.Content) != 1 {
+		t.Fatalf("the call in flight at SIGTERM: %v %+v\n%s", slow.err, slow.res, serveLog)
+	}
+	if tc, ok := slow.res.Content[0].(*mcp.TextContent); !ok || tc.Text != "slept" {
+		t.Fatalf("the call in flight at SIGTERM got %+v, want the server's \"slept\"", slow.res.Content[0])
+	}
 	a.Close()
 	b.Close()
 
@@ -248,4 +260,133 @@ func healthAddress(t *testing.T, log fmt.Stringer) string {
 		return false
 	}, "the health endpoint's address in the log", log)
 	return addr
+}
+
+// startServe starts `serve` on a fresh working folder with the given extra flags and waits for its socket.
+func startServe(t *testing.T, flags ...string) (cmd *exec.Cmd, sock string, env *devsetup.Env, log *syncbuf.Buffer) {
+	t.Helper()
+	exe := binary(t)
+	dir := t.TempDir()
+	env, err := devsetup.Build(devsetup.Options{
+		Dir:     dir,
+		Command: testServerCommand(t),
+		Env:     map[string]map[string]any{testServerEnv: {"value": "1"}},
+		Tools:   map[string]devsetup.Tool{"echo": {Action: "provared.data.read"}, "slow": {Action: "provared.data.read"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock = filepath.Join(dir, "executor.sock")
+	cmd = exec.Command(exe, append([]string{"serve", "--config", env.SettingsPath, "--listen", "unix:" + sock}, flags...)...)
+	log = &syncbuf.Buffer{}
+	cmd.Stderr = log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	waitFor(t, func() bool { _, err := os.Stat(sock); return err == nil }, "the socket to appear", log)
+	return cmd, sock, env, log
+}
+
+// rawSession is a client on the socket that writes and reads JSON-RPC lines by hand.
+type rawSession struct {
+	t    *testing.T
+	conn net.Conn
+	r    *bufio.Reader
+}
+
+func dialRaw(t *testing.T, sock string) *rawSession {
+	t.Helper()
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return &rawSession{t: t, conn: c, r: bufio.NewReader(c)}
+}
+
+func (s *rawSession) send(line string) {
+	s.t.Helper()
+	if _, err := io.WriteString(s.conn, line+"\n"); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+func (s *rawSession) recv() (string, error) {
+	_ = s.conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	line, err := s.r.ReadString('\n')
+	return strings.TrimSuffix(line, "\n"), err
+}
+
+func (s *rawSession) initialize() {
+	s.t.Helper()
+	s.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if line, err := s.recv(); err != nil || !strings.Contains(line, `"result"`) {
+		s.t.Fatalf("initialize: %q %v", line, err)
+	}
+	s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+}
+
+// waitExit waits for serve to exit after SIGTERM; a serve still running after a minute fails the test.
+func waitExit(t *testing.T, cmd *exec.Cmd, log fmt.Stringer) {
+	t.Helper()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("serve after SIGTERM: %v\n%s", err, log)
+		}
+	case <-time.After(time.Minute):
+		t.Fatalf("serve did not stop after SIGTERM\n%s", log)
+	}
+}
+
+// The session cap holds: with --max-sessions 1 a second client gets a clear JSON-RPC error and its
+// connection closed, and serve logs the refusal; the first session goes on working.
+func TestServeSessionCap(t *testing.T) {
+	cmd, sock, _, log := startServe(t, "--max-sessions", "1")
+	a := dialRaw(t, sock)
+	a.initialize()
+	b := dialRaw(t, sock)
+	line, err := b.recv()
+	if err != nil || !strings.Contains(line, `"code":1001`) || !strings.Contains(line, "--max-sessions") || !strings.Contains(line, `"id":null`) {
+		t.Fatalf("the refused client got %q %v", line, err)
+	}
+	if _, err := b.recv(); err != io.EOF {
+		t.Fatalf("the refused client's connection must be closed: %v", err)
+	}
+	a.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"still here"}}}`)
+	if line, err := a.recv(); err != nil || !strings.Contains(line, "still here") {
+		t.Fatalf("the first session after the refusal: %q %v", line, err)
+	}
+	waitFor(t, func() bool { return strings.Contains(log.String(), "session refused") }, "the refusal in the log", log)
+	waitExit(t, cmd, log)
+}
+
+// A client that stops reading cannot hold serve past the drain: its answers fill the socket, SIGTERM
+// comes, and serve exits once the drain budget is spent although the client never reads again. The
+// calls it sent still have their stubs.
+func TestServeClientNotReadingCannotHoldDrain(t *testing.T) {
+	cmd, sock, env, log := startServe(t, "--drain", "1s", "--write-timeout", "1h")
+	a := dialRaw(t, sock)
+	a.initialize()
+	const calls = 12
+	big := strings.Repeat("x", 256<<10) // 12 answers of 256 KiB: far more than the socket holds
+	for i := range calls {
+		a.send(`{"jsonrpc":"2.0","id":` + fmt.Sprint(i+1) + `,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + big + `"}}}`)
+	}
+	waitFor(t, func() bool { return strings.Count(readFile(t, env.CopyPath), "\n") >= 2*calls }, "every call's receipt line", log)
+	waitExit(t, cmd, log)
+	text, err := os.ReadFile(env.BookPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := book.CheckBook(text, book.Options{IssuerKeys: []string{env.Thumbprint}})
+	if !res.Summary.Intact || res.Summary.Counts.Stubs != calls {
+		t.Fatalf("book after the drain: %+v", res.Summary)
+	}
 }

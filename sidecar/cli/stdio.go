@@ -11,8 +11,10 @@ import (
 )
 
 func runStdio(ctx context.Context, env Env, args []string) int {
-	fs := newFlags(env, "stdio", "--config FILE")
+	fs := newFlags(env, "stdio", "--config FILE [--drain DURATION] [--boot-timeout DURATION]")
 	config := fs.String("config", "", "the executor's settings `file` (JSON)")
+	drain := fs.Duration("drain", sidecar.DefaultDrain, "after SIGTERM, how long calls in flight are given to finish")
+	boot := fs.Duration("boot-timeout", sidecar.DefaultBootTimeout, "how long start-up (keys, credentials, the book's check, recovery) may take")
 	if code, done := parseFlags(fs, args); done {
 		return code
 	}
@@ -24,6 +26,7 @@ func runStdio(ctx context.Context, env Env, args []string) int {
 	log := newLogger(env.Stderr)
 	err := sidecar.RunStdio(ctx, sidecar.StdioOptions{
 		ConfigPath: *config, Stdin: env.Stdin, Stdout: env.Stdout, Stderr: env.Stderr, Logger: log,
+		BootTimeout: *boot, Drain: *drain,
 	})
 	if code, ok := sidecar.IsExit(err); ok {
 		log.Info("exiting with the tool server's code", slog.Int("code", code))

@@ -39,6 +39,9 @@ func TestMain(m *testing.M) {
 	case "hostile":
 		runHostileServer()
 		return
+	case "forking", "forkchild", "forkgrandchild", "forksetsid":
+		runForking(os.Getenv(serverKindEnv))
+		return
 	}
 	dir, err := os.MkdirTemp("", "mcp-executor-robustness-")
 	if err != nil {

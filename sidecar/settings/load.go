@@ -108,7 +108,7 @@ func ToolNameOK(name string) bool { return toolRE.MatchString(name) }
 func (p *parser) root(n *node) error {
 	o, err := asObject(n, "name", "service", "server", "servers", "namespaceSeparator", "agent", "executor", "tools",
 		"redaction", "contentRules", "unlisted", "hideUnlisted", "timeout", "denialsPerHour", "callIdInMeta",
-		"shutdownWait", "maxWaiting", "vault", "kubernetes", "approvals")
+		"shutdownWait", "maxWaiting", "maxBytesWaiting", "signTimeout", "signTries", "vault", "kubernetes", "approvals")
 	if err != nil {
 		return err
 	}
@@ -205,6 +205,18 @@ func (p *parser) root(n *node) error {
 		return err
 	}
 	s.MaxWaiting = int(w)
+	if s.MaxBytesWaiting, err = p.wholeOr(o, "maxBytesWaiting", DefaultMaxBytesWaiting, MinMaxBytesWaiting, MaxMaxBytesWaiting); err != nil {
+		return err
+	}
+	if ms, err = p.wholeOr(o, "signTimeout", DefaultSignTimeout.Milliseconds(), MinSignTimeout.Milliseconds(), MaxSignTimeout.Milliseconds()); err != nil {
+		return err
+	}
+	s.SignTimeout = time.Duration(ms) * time.Millisecond
+	tries, err := p.wholeOr(o, "signTries", DefaultSignTries, 1, MaxSignTries)
+	if err != nil {
+		return err
+	}
+	s.SignTries = int(tries)
 	if v := o.get("vault"); v != nil {
 		if s.Vault, err = p.vault(v); err != nil {
 			return err

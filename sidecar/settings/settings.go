@@ -46,6 +46,13 @@ type Settings struct {
 	CallIDInMeta   bool // params._meta["red.prova/call-id"]; default true
 	ShutdownWait   time.Duration
 	MaxWaiting     int
+	// MaxBytesWaiting bounds the bytes of the tool calls in flight (their
+	// lines as the client sent them); a call past it gets 1001.
+	MaxBytesWaiting int64
+	// SignTimeout is how long one signature may take; SignTries how many
+	// times a signature that failed or ran out of time is tried in all.
+	SignTimeout time.Duration
+	SignTries   int
 
 	Vault      *Vault      // nil when the file has no vault block
 	Kubernetes *Kubernetes // nil when the file has no kubernetes block
@@ -65,7 +72,17 @@ const (
 	MaxShutdownWait       = 600000 * time.Millisecond
 	DefaultMaxWaiting     = 16
 	MaxMaxWaiting         = 1000
-	MaxFileSize           = 1 << 20
+	// 64 MiB: one call may be 16 MiB, and the executor holds a few copies of
+	// a call while it is in flight; sized for the chart's 256Mi limit.
+	DefaultMaxBytesWaiting = 64 << 20
+	MinMaxBytesWaiting     = 1 << 20
+	MaxMaxBytesWaiting     = 16 << 30
+	DefaultSignTimeout     = 10000 * time.Millisecond
+	MinSignTimeout         = 100 * time.Millisecond
+	MaxSignTimeout         = 600000 * time.Millisecond
+	DefaultSignTries       = 3
+	MaxSignTries           = 10
+	MaxFileSize            = 1 << 20
 )
 
 // DefaultPassEnv is the variables of the executor's environment the server

@@ -75,7 +75,7 @@ func TestDefaults(t *testing.T) {
 	}
 	if s.Service != "executor" || s.Unlisted != UnlistedRefuse || !s.HideUnlisted || !s.CallIDInMeta ||
 		s.Timeout != 300*time.Second || s.DenialsPerHour != 600 || s.ShutdownWait != 5*time.Second ||
-		s.MaxWaiting != 16 || s.Server.Cwd != s.Dir || !reflect.DeepEqual(s.Server.PassEnv, DefaultPassEnv) ||
+		s.MaxWaiting != 16 || s.MaxBytesWaiting != 64<<20 || s.SignTimeout != 10*time.Second || s.SignTries != 3 || s.Server.Cwd != s.Dir || !reflect.DeepEqual(s.Server.PassEnv, DefaultPassEnv) ||
 		s.Vault != nil || s.Kubernetes != nil || s.ContentRules != "" || len(s.Tools) != 0 {
 		t.Fatalf("defaults: %+v", s)
 	}
@@ -177,6 +177,9 @@ func TestFaults(t *testing.T) {
 		{"denials zero", edit(`"name": "t",`, `"name": "t", "denialsPerHour": 0,`), "denialsPerHour", "from 1 to 1000000"},
 		{"shutdownWait high", edit(`"name": "t",`, `"name": "t", "shutdownWait": 600001,`), "shutdownWait", "from 0 to 600000"},
 		{"maxWaiting high", edit(`"name": "t",`, `"name": "t", "maxWaiting": 1001,`), "maxWaiting", "from 1 to 1000"},
+		{"maxBytesWaiting low", edit(`"name": "t",`, `"name": "t", "maxBytesWaiting": 1048575,`), "maxBytesWaiting", "from 1048576 to 17179869184"},
+		{"signTimeout low", edit(`"name": "t",`, `"name": "t", "signTimeout": 99,`), "signTimeout", "from 100 to 600000"},
+		{"signTries zero", edit(`"name": "t",`, `"name": "t", "signTries": 0,`), "signTries", "from 1 to 10"},
 		{"contentRules type", edit(`"name": "t",`, `"name": "t", "contentRules": true,`), "contentRules", "must be text"},
 		{"vault auth missing", edit(`"name": "t",`, `"name": "t", "vault": {},`), "vault.auth", "missing"},
 		{"vault auth two", edit(`"name": "t",`, `"name": "t", "vault": {"auth": {"token": {}, "appRole": {}}},`), "vault.auth", "exactly one"},

@@ -17,6 +17,25 @@ type Health struct {
 	mu     sync.Mutex
 	checks map[string]error // name → nil when ready
 	order  []string
+	dead   error // set by SetDead: /healthz fails too
+}
+
+// SetDead says the process is no longer of use (the executor stopped taking calls): /healthz and
+// /readyz both answer 503 with why, so that Kubernetes restarts the container.
+func (h *Health) SetDead(why error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.dead = why
+}
+
+// Live reports whether the process is of use, and why not.
+func (h *Health) Live() (bool, string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.dead != nil {
+		return false, h.dead.Error()
+	}
+	return true, ""
 }
 
 // NewHealth returns a Health whose named checks all start as not ready.
@@ -43,8 +62,11 @@ func (h *Health) Set(name string, err error) {
 func (h *Health) Ready() (bool, map[string]string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	ok := true
-	states := make(map[string]string, len(h.checks))
+	ok := h.dead == nil
+	states := make(map[string]string, len(h.checks)+1)
+	if h.dead != nil {
+		states["live"] = h.dead.Error()
+	}
 	for _, n := range h.order {
 		if err := h.checks[n]; err != nil {
 			ok = false
@@ -61,6 +83,11 @@ func (h *Health) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if ok, why := h.Live(); !ok {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintln(w, "not live:", why)
+			return
+		}
 		fmt.Fprintln(w, "ok")
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -166,5 +168,82 @@ func TestHealthEndpoints(t *testing.T) {
 	h.Set("copy", nil)
 	if code, body := get("/readyz"); code != 200 || !strings.Contains(body, `"ready":true`) {
 		t.Fatalf("/readyz when ready = %d %s", code, body)
+	}
+	// The executor stopped taking calls: both endpoints fail and say why.
+	h.SetDead(errors.New("the executor takes no more calls: signing failed"))
+	if code, body := get("/healthz"); code != 503 || !strings.Contains(body, "signing failed") {
+		t.Fatalf("/healthz after SetDead = %d %s", code, body)
+	}
+	if code, body := get("/readyz"); code != 503 || !strings.Contains(body, "signing failed") {
+		t.Fatalf("/readyz after SetDead = %d %s", code, body)
+	}
+}
+
+// A client that stops reading: a write fails once the timeout has passed,
+// the connection is closed, and later writes fail at once.
+func TestConnWriteDeadline(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "w.sock")
+	l, err := Listen(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	client, err := net.Dial("unix", path) // never reads
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	sc, err := l.AcceptUnix()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewConn(sc, 50*time.Millisecond)
+	chunk := bytes.Repeat([]byte("x"), 64<<10)
+	var werr error
+	for i := 0; i < 10000 && werr == nil; i++ { // the socket's buffer fills, then a write times out
+		_, werr = c.Write(chunk)
+	}
+	if !errors.Is(werr, ErrCut) {
+		t.Fatalf("write to a client that reads nothing: %v, want ErrCut", werr)
+	}
+	if _, err := c.Write([]byte("y")); !errors.Is(err, ErrCut) {
+		t.Fatalf("a write after the cut: %v", err)
+	}
+}
+
+// Cut ends writes: one in progress (blocked on a client that reads nothing) fails, and so does every later one.
+func TestConnCut(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.sock")
+	l, err := Listen(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	client, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	sc, err := l.AcceptUnix()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewConn(sc, time.Hour)
+	done := make(chan error, 1)
+	go func() {
+		chunk := bytes.Repeat([]byte("x"), 64<<10)
+		for {
+			if _, err := c.Write(chunk); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	c.Cut()
+	if err := <-done; err == nil {
+		t.Fatal("a write after Cut succeeded")
+	}
+	if _, err := c.Write([]byte("y")); !errors.Is(err, ErrCut) {
+		t.Fatalf("a write after the cut: %v", err)
 	}
 }

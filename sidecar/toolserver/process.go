@@ -63,7 +63,8 @@ type Process struct {
 	Path string
 
 	cmd      *exec.Cmd
-	pgid     int
+	guard    *guarded // nil outside Linux: the server is cmd itself
+	pgid     int      // the server's pid and process group
 	termWait time.Duration
 	wait     time.Duration
 	done     chan struct{}
@@ -186,17 +187,35 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 		return nil, fmt.Errorf("tool server pipes: %w", err)
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	g, started, err := wrap(cmd)
+	if err != nil {
+		closeAll(inR, inW, outR, outW, errR, errW)
+		return nil, err
+	}
 	if err := cmd.Start(); err != nil {
 		closeAll(inR, inW, outR, outW, errR, errW)
+		if g != nil {
+			g.abandon()
+		}
 		return nil, fmt.Errorf("starting tool server %q: %w", spec.Command, err)
 	}
 	closeAll(inR, outW, errW)
+	pid := cmd.Process.Pid
+	if g != nil {
+		if pid, err = started(); err != nil {
+			g.end()
+			cmd.Wait()
+			closeAll(inW, outR, errR)
+			return nil, fmt.Errorf("starting tool server %q: %w", spec.Command, err)
+		}
+	}
 	p := &Process{
 		Stdin:    inW,
 		Stdout:   outR,
 		Path:     program,
 		cmd:      cmd,
-		pgid:     cmd.Process.Pid,
+		guard:    g,
+		pgid:     pid,
 		termWait: spec.TermWait,
 		wait:     spec.ShutdownWait,
 		done:     make(chan struct{}),
@@ -216,6 +235,9 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 	go func() {
 		err := cmd.Wait()
 		p.code, p.waitErr = exitCode(cmd.ProcessState, err)
+		if g != nil {
+			g.end() // the guard is gone; its lifeline need not stay open
+		}
 		close(p.done)
 	}()
 	if ctx.Done() != nil {
@@ -278,23 +300,70 @@ func (p *Process) Stop(ctx context.Context) error {
 func (p *Process) stop(ctx context.Context) error {
 	p.Stdin.Close()
 	if !p.waitFor(ctx, p.wait) {
-		p.signalGroup(syscall.SIGTERM)
+		p.terminate()
 		if !p.waitFor(ctx, p.termWait) {
-			p.signalGroup(syscall.SIGKILL)
-			<-p.done
+			p.killTree()
 		}
 	}
-	p.signalGroup(syscall.SIGKILL)
+	p.killTree()
 	p.finishStderr()
 	_, err := p.Wait()
 	return err
 }
 
-// kill ends the group at once (context ended).
+// Close stops the server (as Stop, with ctx) and closes the executor's ends
+// of its pipes. Call it once the server's output has been read to its end
+// (or is no longer wanted): after Close nothing of the server holds an fd
+// of the executor.
+func (p *Process) Close(ctx context.Context) error {
+	err := p.Stop(ctx)
+	p.Stdin.Close()
+	p.Stdout.Close()
+	p.stderrR.Close()
+	<-p.stderrCh
+	return err
+}
+
+// kill ends the tree at once (context ended).
 func (p *Process) kill() {
-	p.signalGroup(syscall.SIGKILL)
-	<-p.done
+	p.killTree()
 	p.finishStderr()
+}
+
+// guardWait is how long killTree waits for the guard to end the tree before
+// it kills the guard itself.
+const guardWait = 5 * time.Second
+
+// terminate sends SIGTERM to the server's group (through the guard, which
+// passes it on).
+func (p *Process) terminate() {
+	if p.guard != nil {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		return
+	}
+	p.signalGroup(syscall.SIGTERM)
+}
+
+// killTree kills the server's group and every descendant left and returns
+// once the server has exited. With a guard, closing the lifeline does it; a
+// guard that does not exit within guardWait is killed.
+func (p *Process) killTree() {
+	if p.guard == nil {
+		p.signalGroup(syscall.SIGKILL)
+		<-p.done
+		p.signalGroup(syscall.SIGKILL) // grandchildren left in the group
+		return
+	}
+	p.guard.end()
+	t := time.NewTimer(guardWait)
+	defer t.Stop()
+	select {
+	case <-p.done:
+	case <-t.C:
+		p.signalGroup(syscall.SIGKILL)
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
 }
 
 // waitFor waits up to d for the exit; false when the server still runs.

@@ -78,6 +78,60 @@ func runChild(mode string) int {
 		fmt.Println(gc.Process.Pid)
 		io.Copy(io.Discard, os.Stdin)
 		return 0
+	case "tree": // a forking server: a child with two grandchildren, one of them in a session of its own
+		signal.Ignore(syscall.SIGTERM)
+		fmt.Println(os.Getpid())
+		_, lines, err := startAndRead("treechild", 3)
+		if err != nil {
+			return 9
+		}
+		for _, line := range lines {
+			fmt.Println(line)
+		}
+		io.Copy(io.Discard, os.Stdin)
+		for {
+			time.Sleep(time.Hour)
+		}
+	case "treechild":
+		signal.Ignore(syscall.SIGTERM)
+		fmt.Println(os.Getpid())
+		for _, mode := range []string{"stubborn", "setsid"} {
+			pid, _, err := startAndRead(mode, 1)
+			if err != nil {
+				return 9
+			}
+			fmt.Println(pid)
+		}
+		for {
+			time.Sleep(time.Hour)
+		}
+	case "setsid": // leave the server's process group and session
+		if _, err := syscall.Setsid(); err != nil {
+			return 9
+		}
+		signal.Ignore(syscall.SIGTERM)
+		fmt.Println(os.Getpid())
+		for {
+			time.Sleep(time.Hour)
+		}
+	case "middletree": // an executor with a forking server, killed with SIGKILL by the test
+		self, _ := os.Executable()
+		p, err := Start(context.Background(), Spec{Command: self, Env: map[string]string{childEnv: "tree"}})
+		if err != nil {
+			return 9
+		}
+		r := bufio.NewReader(p.Stdout)
+		fmt.Println(p.cmd.Process.Pid) // the guard
+		for range 4 {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				return 9
+			}
+			fmt.Print(line)
+		}
+		for {
+			time.Sleep(time.Hour)
+		}
 	case "middle": // an executor that starts a server and is then killed
 		self, _ := os.Executable()
 		p, err := Start(context.Background(), Spec{Command: self, Env: map[string]string{childEnv: "stubborn"}})
@@ -91,6 +145,31 @@ func runChild(mode string) int {
 		}
 	}
 	return 100
+}
+
+// startAndRead starts this binary in mode with stdout piped and reads n
+// lines from it; the process is left running.
+func startAndRead(mode string, n int) (int, []string, error) {
+	self, _ := os.Executable()
+	c := exec.Command(self)
+	c.Env = []string{childEnv + "=" + mode}
+	out, err := c.StdoutPipe()
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := c.Start(); err != nil {
+		return 0, nil, err
+	}
+	r := bufio.NewReader(out)
+	var lines []string
+	for range n {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return 0, nil, err
+		}
+		lines = append(lines, strings.TrimSuffix(line, "\n"))
+	}
+	return c.Process.Pid, lines, nil
 }
 
 func self(t *testing.T) string {
@@ -367,4 +446,46 @@ func TestDiesWithExecutor(t *testing.T) {
 	}
 	mid.Process.Kill()
 	waitGone(t, pid)
+}
+
+// The whole tree dies with the executor: a forking server (a child, a
+// grandchild, and a grandchild that called setsid, all ignoring SIGTERM and
+// stdin's end) leaves no process after a SIGKILL of the executor, and the
+// guard is gone too.
+func TestTreeDiesWithKilledExecutor(t *testing.T) {
+	t.Parallel()
+	mid := exec.Command(self(t))
+	mid.Env = []string{childEnv + "=middletree"}
+	out, err := mid.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mid.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	t.Cleanup(func() { // after a failure, leave nothing behind
+		mid.Process.Kill()
+		for _, pid := range pids {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		mid.Wait()
+	})
+	r := bufio.NewReader(out)
+	for range 5 { // guard, server, child, grandchild, setsid grandchild
+		pid, err := strconv.Atoi(readLine(t, r))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !alive(pid) {
+			t.Fatalf("process %d not running before the kill", pid)
+		}
+		pids = append(pids, pid)
+	}
+	if err := mid.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range pids {
+		waitGone(t, pid)
+	}
 }

@@ -1,0 +1,94 @@
+package sidecar
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
+)
+
+// boundedSigner gives every signature of a key set a deadline and a bounded
+// number of tries: a signer that fails once (a Vault Transit hiccup) is tried
+// again and the call goes on; one that hangs is cut at its deadline, so that
+// no signature holds the scribe (which every session shares) for longer
+// than tries × timeout.
+type boundedSigner struct {
+	inner   jwk.Signer
+	name    string // "agent" or "executor", for the log
+	timeout time.Duration
+	tries   int
+	log     *slog.Logger
+}
+
+// retryPause is the pause before the n-th retry (n from 1): 100 ms, 200 ms, …
+func retryPause(n int) time.Duration { return time.Duration(n) * 100 * time.Millisecond }
+
+func newBoundedSigner(inner jwk.Signer, name string, timeout time.Duration, tries int, log *slog.Logger) *boundedSigner {
+	if tries < 1 {
+		tries = 1
+	}
+	return &boundedSigner{inner: inner, name: name, timeout: timeout, tries: tries, log: orDiscard(log)}
+}
+
+func (b *boundedSigner) Keys() jwk.KeySet { return b.inner.Keys() }
+
+// ErrSignTimeout is the error of a signature that ran out of its time.
+var ErrSignTimeout = errors.New("the signature ran out of time (signTimeout)")
+
+// Sign tries the inner signer up to tries times, each under its timeout.
+func (b *boundedSigner) Sign(ctx context.Context, alg string, input []byte) ([]byte, error) {
+	var last error
+	for try := 1; try <= b.tries; try++ {
+		if try > 1 {
+			b.log.Warn("a signature failed; trying again", slog.String("keys", b.name), slog.String("alg", alg),
+				slog.Int("try", try), slog.String("error", last.Error()))
+			t := time.NewTimer(retryPause(try - 1))
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return nil, fmt.Errorf("signing with the %s keys (%s): %w (after: %v)", b.name, alg, ctx.Err(), last)
+			}
+		}
+		sig, err := b.once(ctx, alg, input)
+		if err == nil {
+			return sig, nil
+		}
+		last = err
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, fmt.Errorf("signing with the %s keys (%s) failed %d times (signTries); last: %w", b.name, alg, b.tries, last)
+}
+
+// once runs one signature under the timeout. A signer that does not heed
+// its context is left to finish in its goroutine; its result is dropped.
+func (b *boundedSigner) once(ctx context.Context, alg string, input []byte) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, b.timeout)
+	defer cancel()
+	type result struct {
+		sig []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		sig, err := b.inner.Sign(ctx, alg, input)
+		done <- result{sig, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("%w: %v", ErrSignTimeout, r.err)
+		}
+		return r.sig, r.err
+	case <-ctx.Done():
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, ErrSignTimeout
+		}
+		return nil, ctx.Err()
+	}
+}

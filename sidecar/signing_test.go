@@ -1,0 +1,92 @@
+package sidecar
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
+)
+
+// flakySigner is a real local key set whose first failures signatures fail, and which hangs (heeding
+// no context) when hang is set: it stands in for a key store that hiccups or stops answering, which
+// nothing real here can be made to do on cue.
+type flakySigner struct {
+	jwk.Signer
+	failures int
+	hang     chan struct{} // nil: no hang
+	calls    atomic.Int32
+}
+
+func (f *flakySigner) Sign(ctx context.Context, alg string, in []byte) ([]byte, error) {
+	n := f.calls.Add(1)
+	if f.hang != nil {
+		<-f.hang
+		return nil, errors.New("released")
+	}
+	if int(n) <= f.failures {
+		return nil, errors.New("transit: 503 service unavailable")
+	}
+	return f.Signer.Sign(ctx, alg, in)
+}
+
+func localSigner(t *testing.T) *jwk.LocalSigner {
+	t.Helper()
+	s, err := jwk.NewLocalSigner(bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestBoundedSignerRetriesAFailure(t *testing.T) {
+	local := localSigner(t)
+	want, err := local.Sign(context.Background(), "Ed25519", []byte("input"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	synctest.Test(t, func(t *testing.T) {
+		f := &flakySigner{Signer: local, failures: 1}
+		b := newBoundedSigner(f, "agent", time.Second, 3, nil)
+		start := time.Now()
+		got, err := b.Sign(context.Background(), "Ed25519", []byte("input"))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("a signer that fails once: %v", err)
+		}
+		if f.calls.Load() != 2 || time.Since(start) != retryPause(1) {
+			t.Fatalf("%d tries in %s; want 2 after one pause of %s", f.calls.Load(), time.Since(start), retryPause(1))
+		}
+	})
+}
+
+func TestBoundedSignerGivesUpAfterTries(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &flakySigner{Signer: localSigner(t), failures: 100}
+		b := newBoundedSigner(f, "executor", time.Second, 3, nil)
+		_, err := b.Sign(context.Background(), "ML-DSA-87", []byte("input"))
+		if err == nil || f.calls.Load() != 3 {
+			t.Fatalf("a signer that always fails: %v after %d tries, want an error after 3", err, f.calls.Load())
+		}
+	})
+}
+
+// A signer that hangs, heeding no context, is cut at its deadline on every try.
+func TestBoundedSignerCutsAHang(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &flakySigner{Signer: localSigner(t), hang: make(chan struct{})}
+		defer close(f.hang)
+		b := newBoundedSigner(f, "agent", 2*time.Second, 2, nil)
+		start := time.Now()
+		_, err := b.Sign(context.Background(), "Ed25519", []byte("input"))
+		if !errors.Is(err, ErrSignTimeout) {
+			t.Fatalf("a hanging signer: %v, want ErrSignTimeout", err)
+		}
+		if want := 2*2*time.Second + retryPause(1); time.Since(start) != want {
+			t.Fatalf("cut after %s, want %s (two tries of 2s and one pause)", time.Since(start), want)
+		}
+	})
+}
