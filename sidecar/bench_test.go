@@ -34,9 +34,8 @@ func BenchmarkToolCall(b *testing.B) {
 			runCalls(b, cs, inFlight)
 		})
 		b.Run("executor/inflight="+itoa(inFlight), func(b *testing.B) {
-			o := baseOptions()
-			o.Settings = map[string]any{"maxWaiting": 64}
-			h := startWith(b, "sdk", o)
+			// The default maxWaiting (16): 16 in flight must get no 1001.
+			h := startWith(b, "sdk", baseOptions())
 			cs := h.client(context.Background())
 			defer cs.Close()
 			runCalls(b, cs, inFlight)

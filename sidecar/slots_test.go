@@ -5,16 +5,15 @@ import (
 	"testing"
 
 	"github.com/seed-6e06167c/mcp-executor/copylog"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 )
 
 // A client that keeps exactly maxWaiting calls in flight, sending its next
 // call the moment it reads an answer, is never refused with 1001: a call's
 // place is free before its answer is written.
 func TestExactlyMaxWaitingInFlightNoRefusal(t *testing.T) {
-	const maxWaiting, total = 4, 200
-	o := baseOptions()
-	o.Settings = map[string]any{"maxWaiting": maxWaiting}
-	h := startWith(t, "raw", o)
+	const maxWaiting, total = settings.DefaultMaxWaiting, 400 // the default, as the issue measured it
+	h := startWith(t, "raw", baseOptions())
 	h.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
 	if got := h.recv(); !strings.Contains(got, `"result"`) {
 		t.Fatalf("initialize: %s", got)
