@@ -115,6 +115,10 @@ func ParseFile(data []byte) (File, error) {
 		return f, errors.New("not UTF-8")
 	}
 	if _, err := wire.Inspect([]byte(`{"jsonrpc":"2.0","id":0,"result":` + strings.TrimSpace(string(data)) + `}`)); err != nil {
+		var we *wire.Error
+		if errors.As(err, &we) && we.Fault == wire.FaultDuplicate {
+			return f, errors.New("a member is named twice (or twice under case folding)")
+		}
 		return f, errors.New("not one JSON object with each member once")
 	}
 	if path, dup := wire.FoldedDuplicate(data); dup {

@@ -57,7 +57,7 @@ func TestParseFileFaults(t *testing.T) {
 		{"list", `[]`, "not a JSON object"},
 		{"trailing", string(good) + "{}", "not one JSON object"},
 		{"not utf-8", "{\"id\":\"\xff\"}", "not UTF-8"},
-		{"twice", edit(`"approved": null`, `"approved": null, "approved": true`), "not one JSON object"},
+		{"twice", edit(`"approved": null`, `"approved": null, "approved": true`), "named twice"},
 		{"twice folded", edit(`"approved": null`, `"approved": null, "Approved": true`), "named twice"},
 		{"twice in arguments", edit(`"path": "a"`, `"path": "a", "PATH": "b"`), "named twice"},
 		{"unknown", edit(`"approved": null`, `"approved": true, "by": "me"`), `"by" is not one`},
