@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/problem"
 	"github.com/seed-6e06167c/mcp-executor/receipts/slip"
 )
@@ -101,4 +102,27 @@ func CheckApproval(v any, s *slip.Slip, p Proposal, stubWhen time.Time, used Use
 		return nil, problem.New("approval-dated-after-stub", "the approval is dated more than 300 seconds after the action")
 	}
 	return a, nil
+}
+
+// ProposalOf reads back the proposal a prepared approval was built for
+// (its content's slip, action, amount, with and details), as a channel that
+// only holds the prepared approval needs it to check the signed one.
+func ProposalOf(prep *slip.Prepared) (Proposal, error) {
+	if prep == nil {
+		return Proposal{}, problem.New(problem.CheckFailed, "consent: no prepared approval")
+	}
+	v, err := canon.Parse(prep.ContentBytes)
+	if err != nil {
+		return Proposal{}, err
+	}
+	m, ok := v.(map[string]any)
+	if !ok || slip.ValidateApproval(m) != nil {
+		return Proposal{}, problem.New("bad-field", "consent: the prepared content is not an approval's")
+	}
+	r, err := slip.ReadRequest(m)
+	if err != nil {
+		return Proposal{}, err
+	}
+	fp, _ := m["slip"].(string)
+	return Proposal{Slip: fp, Request: r}, nil
 }

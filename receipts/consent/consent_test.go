@@ -93,6 +93,9 @@ func TestApprovalAcceptedByTheCheckBeforeActing(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a fresh approval was refused: %v", err)
 	}
+	if back, err := ProposalOf(prep); err != nil || back.Slip != p.Slip || *back.Amount != *p.Amount || len(back.Details) != 1 {
+		t.Errorf("ProposalOf: %+v %v", back, err)
+	}
 	if a.Record.Fingerprint != prep.Fingerprint {
 		t.Errorf("fingerprint %s, prepared %s", a.Record.Fingerprint, prep.Fingerprint)
 	}
