@@ -137,7 +137,6 @@ func keyFromSPKI(spki []byte, alg int) (*jwk.Key, error) {
 	return nil, errors.New("the passkey's key is not ES256, Ed25519 or RS256")
 }
 
-
 // loadRegistered reads the page's passkey file; os.ErrNotExist when none.
 func loadRegistered(path string) (*Registered, error) {
 	var r Registered

@@ -322,4 +322,3 @@ func (s *Server) take(token string) (*pending, error) {
 	}
 	return p, nil
 }
-
