@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
 # The project's whole test run: static checks, then every test (unit, end-to-end through the real binary,
 # and integration against a real Vault and kube-apiserver) under the race detector, then the demo.
-# Needs: Go, Node.js with testdata/npm installed (npm ci --prefix testdata/npm), helm on PATH.
+# Needs: Go, Node.js with testdata/npm installed (npm ci --prefix testdata/npm), helm on PATH; installs Debian's
+# chromium when /usr/bin/chromium is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools=../shared/tools
+
+echo "== headless Chromium for the person's page tests (sidecar/page), once"
+if [ ! -x /usr/bin/chromium ]; then
+  if [ "$(id -u)" = 0 ]; then apt-get install -y chromium || { apt-get update && apt-get install -y chromium; }
+  else sudo apt-get install -y chromium; fi
+fi
 
 echo "== go vet"
 go vet ./...

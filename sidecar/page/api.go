@@ -152,7 +152,7 @@ type challengeOut struct {
 	Challenge    string          `json:"challenge"`
 	RPID         string          `json:"rpId"`
 	CredentialID string          `json:"credentialId,omitempty"`
-	Content      json.RawMessage `json:"content,omitempty"`
+	Content      string          `json:"content,omitempty"` // indented JSON text
 	Fingerprint  string          `json:"fingerprint,omitempty"`
 }
 
@@ -381,7 +381,7 @@ func (s *Server) slipPrepare(_ *http.Request, body []byte) (any, error) {
 	}
 	token := s.remember(&pending{kind: "slip", challenge: prep.Challenge, prepared: prep})
 	return challengeOut{Token: token, Challenge: canon.B64(prep.Challenge), RPID: s.rpID, CredentialID: reg.CredentialID,
-		Content: pretty, Fingerprint: prep.Fingerprint}, nil
+		Content: string(pretty), Fingerprint: prep.Fingerprint}, nil
 }
 
 func (s *Server) mustRegistered(set *settings.Settings) (*Registered, error) {
