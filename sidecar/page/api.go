@@ -148,12 +148,12 @@ func viewOf(sl *slip.Slip) *SlipView {
 // challenge, the challenge the passkey signs, the credential to use, and
 // for a slip the content for the person to review.
 type challengeOut struct {
-	Token        string          `json:"token"`
-	Challenge    string          `json:"challenge"`
-	RPID         string          `json:"rpId"`
-	CredentialID string          `json:"credentialId,omitempty"`
-	Content      string          `json:"content,omitempty"` // indented JSON text
-	Fingerprint  string          `json:"fingerprint,omitempty"`
+	Token        string `json:"token"`
+	Challenge    string `json:"challenge"`
+	RPID         string `json:"rpId"`
+	CredentialID string `json:"credentialId,omitempty"`
+	Content      string `json:"content,omitempty"` // indented JSON text
+	Fingerprint  string `json:"fingerprint,omitempty"`
 }
 
 // registerBegin gives a challenge for navigator.credentials.create. Only
