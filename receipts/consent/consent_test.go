@@ -108,8 +108,13 @@ func TestApprovalAcceptedByTheCheckBeforeActing(t *testing.T) {
 	bp := book.Proposal{Slip: s.Fingerprint, Action: p.Action, Amount: &book.Amount{Unit: "GBP", Value: 150},
 		Details: []book.Detail{{Name: p.Details[0].Name, SHA256: p.Details[0].SHA256}}, When: at}
 	opts := book.Options{IssuerKeys: []string{d.Key().Thumbprint}}
-	if dec := book.CheckBefore(append(line, '\n'), bp, opts); dec.Allowed {
-		t.Fatalf("allowed without the approval: %+v", dec)
+	if dec := book.CheckBefore(append(line, '\n'), bp, opts); !OnlyApprovalMissing(dec) || dec.Reason() != "needs-approval" {
+		t.Fatalf("without the approval: %+v", dec)
+	}
+	over := bp
+	over.Amount = &book.Amount{Unit: "GBP", Value: 501}
+	if dec := book.CheckBefore(append(line, '\n'), over, opts); dec.Allowed || OnlyApprovalMissing(dec) {
+		t.Fatalf("over the limit and without the approval: %+v", dec)
 	}
 	bp.Approval = a.Record
 	if dec := book.CheckBefore(append(line, '\n'), bp, opts); !dec.Allowed {

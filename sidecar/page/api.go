@@ -65,6 +65,7 @@ type WaitingView struct {
 	Approval        string          `json:"approval"` // the prepared approval's fingerprint
 	Sentence        string          `json:"sentence"`
 	OtherSlip       bool            `json:"otherSlip"` // prepared under a slip other than the one in force
+	Problem         string          `json:"problem"`   // why it cannot be signed here ("" when it can)
 }
 
 func (s *Server) state(_ *http.Request, _ []byte) (any, error) {
@@ -108,6 +109,11 @@ func (s *Server) state(_ *http.Request, _ []byte) (any, error) {
 		w := WaitingView{Request: f.ID, Tool: p.Tool, Action: p.Action, Arguments: p.Arguments, ArgumentsSHA256: p.ArgumentsSHA256,
 			ExpiresAt: p.ExpiresAt, Slip: p.Slip, Approval: p.Fingerprint, Sentence: approval.Sentence(p.Tool, p.Action, p.Amount, p.Arguments),
 			OtherSlip: sl == nil || sl.Fingerprint != p.Slip}
+		if _, err := p.Check(); err != nil {
+			w.Problem = err.Error()
+		} else if w.OtherSlip {
+			w.Problem = "held under another slip than the one in force"
+		}
 		if p.Amount != nil {
 			w.Amount = strconv.FormatInt(p.Amount.Value, 10) + " " + p.Amount.Unit
 		}
@@ -440,9 +446,9 @@ func (s *Server) approvalPrepare(_ *http.Request, body []byte) (any, error) {
 	if err := readStrict(filepath.Join(set.Approvals.Queue, PreparedName(in.Request)), &f); err != nil || f.Request != in.Request {
 		return nil, &apiError{http.StatusNotFound, "no call waits for a passkey approval under that id (answered, ended or never made)"}
 	}
-	prep, err := f.Approval()
+	prep, err := f.Check()
 	if err != nil {
-		return nil, err
+		return nil, &apiError{http.StatusConflict, err.Error()}
 	}
 	if f.Slip != sl.Fingerprint {
 		return nil, &apiError{http.StatusConflict, "the call was held under another slip than the one in force"}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/seed-6e06167c/mcp-executor/copylog"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
+	"github.com/seed-6e06167c/mcp-executor/receipts/consent"
 	"github.com/seed-6e06167c/mcp-executor/receipts/passkey"
 	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 	"github.com/seed-6e06167c/mcp-executor/receipts/slip"
@@ -177,4 +178,32 @@ func encode(v any) ([]byte, error) {
 func CancellationPath(slipPath string) string {
 	dir, base := filepath.Split(slipPath)
 	return filepath.Join(dir, strings.TrimSuffix(base, ".json")+".cancellation.json")
+}
+
+// Check rebuilds the prepared approval and confirms that what the file
+// shows a person (slip, action, amount, tool, arguments' fingerprint) is
+// what the passkey would sign: the payload says the slip, action and
+// amount, and its details name the tool and the arguments, when they do,
+// by the same fingerprints.
+func (p Prepared) Check() (*slip.Prepared, error) {
+	prep, err := p.Approval()
+	if err != nil {
+		return nil, err
+	}
+	prop, err := consent.ProposalOf(prep)
+	if err != nil {
+		return nil, fmt.Errorf("page: the prepared payload: %w", err)
+	}
+	amountSame := (prop.Amount == nil) == (p.Amount == nil) &&
+		(prop.Amount == nil || (prop.Amount.Unit == p.Amount.Unit && prop.Amount.Value == p.Amount.Value))
+	if prop.Slip != p.Slip || prop.Action != p.Action || !amountSame {
+		return nil, errors.New("page: the prepared file shows another slip, action or amount than its payload says")
+	}
+	for _, d := range prop.Details {
+		if (d.Name == "provared.arguments" && d.SHA256 != p.ArgumentsSHA256) ||
+			(d.Name == "provared.tool-name" && d.SHA256 != canon.Fingerprint([]byte(p.Tool))) {
+			return nil, fmt.Errorf("page: the prepared file shows other %s than its payload names", d.Name)
+		}
+	}
+	return prep, nil
 }

@@ -245,7 +245,7 @@ type softPasskey struct {
 	count  uint32
 }
 
-func newSoftPasskey(t *testing.T, origin, rpID string) *softPasskey {
+func newSoftPasskey(t testing.TB, origin, rpID string) *softPasskey {
 	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
@@ -377,4 +377,12 @@ func (f *fixture) choices() SlipChoices {
 		Limits:    []string{"supplies.order max 500 GBP", "supplies.order count 10 per 86400"},
 		ValidFrom: canon.FormatTime(now.Add(-time.Hour)), ValidUntil: canon.FormatTime(now.Add(30 * 24 * time.Hour)),
 		Purpose: "Order office supplies for the team."}
+}
+
+func testKeys(t testing.TB) jwk.KeySet {
+	s, err := jwk.NewLocalSigner(seed(7), seed(9))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Keys()
 }

@@ -122,11 +122,11 @@ function renderWaiting(items) {
     li.append(el('p', 'Tool ' + w.tool + ' · action ' + w.action + ' · amount ' + (w.amount || 'none') + ' · expires ' + w.expiresAt));
     li.append(el('pre', JSON.stringify(w.arguments, null, 2)));
     li.append(el('p', 'Arguments fingerprint ' + w.argumentsSha256 + ' · slip ' + w.slip + ' · approval ' + w.approval));
-    if (w.otherSlip) li.append(el('p', 'Held under another slip than the one in force: it cannot be answered here.', 'warn'));
+    if (w.problem) li.append(el('p', 'It cannot be answered here: ' + w.problem, 'warn'));
     const yes = el('button', 'Approve with passkey', 'approve');
     const no = el('button', 'Decline with passkey', 'decline');
     yes.type = no.type = 'button';
-    yes.disabled = no.disabled = w.otherSlip;
+    yes.disabled = no.disabled = !!w.problem;
     yes.addEventListener('click', () => decide(w.request, 'approve').then(refresh).catch(fail));
     no.addEventListener('click', () => decide(w.request, 'decline').then(refresh).catch(fail));
     li.append(yes, no);
