@@ -386,3 +386,7 @@ func testKeys(t testing.TB) jwk.KeySet {
 	}
 	return s.Keys()
 }
+
+func b64(b []byte) string { return canon.B64(b) }
+
+func nowUTC() time.Time { return time.Now().UTC() }
