@@ -244,4 +244,34 @@ func TestPageInRealBrowser(t *testing.T) {
 	if dec := book.CheckBefore(bookText, book.Proposal{Slip: s.Fingerprint, Action: "supplies.list", With: "executor"}, opts); dec.Allowed || len(dec.Breaches) == 0 || dec.Breaches[0].Code != "after-cancellation" {
 		t.Fatalf("a call after the cancellation: %+v", dec)
 	}
+
+	// 7. The book the engine is to write (docs/design/page.md): the
+	// approved call's stub with its approval and countersignature on one
+	// line, then the cancellation, is intact and within its slip under our
+	// checker; with the outcome document added to the stub's details it
+	// would not be (the approval names the details known before the call).
+	res := book.CheckBook(f.approvedBook(s, r1.Answer.Record, cancelled.Record), opts)
+	if !res.Summary.Intact || !res.Summary.WithinSlips || len(res.Entries) != 3 || res.Entries[1].Kind != book.KindStub {
+		t.Fatalf("the approved book: %+v", res)
+	}
+	res = book.CheckBook(f.approvedBook(s, r1.Answer.Record, nil, slip.Detail{Name: "provared.tool-result", SHA256: prep1.Fingerprint}), opts)
+	if res.Summary.WithinSlips && res.Summary.Intact {
+		t.Fatalf("a stub naming more details than its approval was taken: %+v", res.Summary)
+	}
+	if got := findingCodes(res); !strings.Contains(got, "approval-mismatch") {
+		t.Fatalf("a stub naming more details than its approval: %s", got)
+	}
+}
+
+func findingCodes(res book.Result) string {
+	var out []string
+	for _, p := range res.Problems {
+		out = append(out, p.Code)
+	}
+	for _, e := range res.Entries {
+		for _, p := range append(append([]book.Finding(nil), e.Problems...), e.Breaches...) {
+			out = append(out, p.Code)
+		}
+	}
+	return strings.Join(out, ",")
 }

@@ -23,9 +23,11 @@ import (
 	"time"
 
 	"github.com/seed-6e06167c/mcp-executor/copylog"
+	"github.com/seed-6e06167c/mcp-executor/receipts/book"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/consent"
 	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
+	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 	"github.com/seed-6e06167c/mcp-executor/receipts/slip"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/approval"
 )
@@ -390,3 +392,58 @@ func testKeys(t testing.TB) jwk.KeySet {
 func b64(b []byte) string { return canon.B64(b) }
 
 func nowUTC() time.Time { return time.Now().UTC() }
+
+// approvedBook is the book the engine is to write for one approved call
+// (docs/design/page.md): the slip; the stub, signed by the agent, naming
+// the approval and exactly its details, with the executor's
+// countersignature and the approval on the same line; then, when given,
+// the cancellation. extra documents are added to the stub's details (the
+// outcome document the engine adds today, which an approval cannot name).
+func (f *fixture) approvedBook(s *slip.Slip, appr *record.Record, cancellation *record.Record, extra ...slip.Detail) []byte {
+	f.t.Helper()
+	ctx := context.Background()
+	agent, err := jwk.NewLocalSigner(seed(7), seed(9))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	exec, err := jwk.NewLocalSigner(seed(3), seed(5))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	c := map[string]any{"type": "provared.stub.v0", "id": canon.NewID(), "slip": s.Fingerprint, "seq": int64(0),
+		"when": canon.FormatTime(time.Now()), "approval": appr.Fingerprint}
+	for k, v := range appr.Content {
+		if k == "action" || k == "amount" || k == "with" || k == "details" {
+			c[k] = v
+		}
+	}
+	if len(extra) > 0 {
+		ds := append([]any(nil), c["details"].([]any)...)
+		for _, d := range extra {
+			ds = append(ds, map[string]any{"name": d.Name, "sha256": d.SHA256})
+		}
+		c["details"] = ds
+	}
+	stub, err := record.Sign(ctx, record.Kind("stub"), c, agent)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	cs, err := record.Sign(ctx, record.Kind("countersignature"), map[string]any{"type": "provared.countersignature.v0",
+		"stub": stub.Fingerprint, "when": canon.FormatTime(time.Now())}, exec)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var out []byte
+	lines := []book.Line{{Slip: s.Record}, {Stub: stub, Countersignature: cs, Approval: appr}}
+	if cancellation != nil {
+		lines = append(lines, book.Line{Cancellation: cancellation})
+	}
+	for _, l := range lines {
+		b, err := l.Bytes()
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		out = append(append(out, b...), '\n')
+	}
+	return out
+}
