@@ -8,9 +8,12 @@ import (
 	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
@@ -110,31 +113,45 @@ func checkRegistration(g Registration, challenge []byte, origin, rpID string, no
 		Origin: origin, RPID: rpID, RegisteredAt: now.UTC().Format(approval.TimeLayout)}, nil
 }
 
-// keyFromSPKI reads a passkey's public key and checks that it is of the
-// COSE algorithm the authenticator named.
+// keyFromSPKI reads a passkey's public key, checks that it is of the COSE
+// algorithm the authenticator named, and writes it as a JWK with go-jose
+// (the format's "alg" member added), which our strict reader then checks
+// (receipts/jwk: go-jose alone takes members the format refuses).
 func keyFromSPKI(spki []byte, alg int) (*jwk.Key, error) {
 	pub, err := x509.ParsePKIXPublicKey(spki)
 	if err != nil {
 		return nil, fmt.Errorf("the passkey's public key does not parse: %v", err)
 	}
+	var name string
 	switch k := pub.(type) {
 	case *ecdsa.PublicKey:
 		if alg != coseES256 || k.Curve != elliptic.P256() {
 			return nil, errors.New("an EC passkey must be ES256 on P-256")
 		}
-		return jwk.NewES256Key(k)
+		name = jwk.ES256
 	case ed25519.PublicKey:
 		if alg != coseEdDSA {
 			return nil, errors.New("an Ed25519 passkey must name EdDSA (-8)")
 		}
-		return jwk.NewEd25519Key(k)
+		name = jwk.Ed25519
 	case *rsa.PublicKey:
 		if alg != coseRS256 || k.E != 65537 {
 			return nil, errors.New("an RSA passkey must be RS256 with exponent 65537")
 		}
-		return jwk.CheckKey(map[string]any{"alg": jwk.RS256, "e": "AQAB", "kty": "RSA", "n": canon.B64(k.N.Bytes())}, jwk.RS256)
+		name = jwk.RS256
+	default:
+		return nil, errors.New("the passkey's key is not ES256, Ed25519 or RS256")
 	}
-	return nil, errors.New("the passkey's key is not ES256, Ed25519 or RS256")
+	raw, err := jose.JSONWebKey{Key: pub}.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("the passkey's public key as a JWK: %v", err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("the passkey's public key as a JWK: %v", err)
+	}
+	m["alg"] = name
+	return jwk.CheckKey(m, name)
 }
 
 // loadRegistered reads the page's passkey file; os.ErrNotExist when none.
