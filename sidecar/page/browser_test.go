@@ -45,6 +45,7 @@ func browser(t *testing.T) context.Context {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("host-resolver-rules", "MAP localhost 127.0.0.1"),
 		chromedp.WindowSize(1000, 1300),
 		chromedp.UserDataDir(t.TempDir()),
 	}

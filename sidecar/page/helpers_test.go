@@ -71,6 +71,24 @@ func (b *logBuffer) count(s string) int {
 
 func seed(b byte) []byte { return bytes.Repeat([]byte{b}, 32) }
 
+// The page's origin is http://localhost:PORT, with the server on
+// 127.0.0.1:PORT. "localhost" may resolve to ::1 first, where another
+// program may hold the same port number: the tests' HTTP client, and
+// Chromium (--host-resolver-rules), always reach 127.0.0.1.
+func init() {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	var d net.Dialer
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		host, port, err := net.SplitHostPort(addr)
+		if err == nil && host == "localhost" {
+			addr = net.JoinHostPort("127.0.0.1", port)
+		}
+		return d.DialContext(ctx, "tcp4", addr)
+	}
+	http.DefaultClient.Transport = tr
+	http.DefaultTransport = tr
+}
+
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	f := &fixture{t: t, dir: t.TempDir()}

@@ -111,12 +111,20 @@ function el(tag, text, cls) {
   return e;
 }
 
+// renderWaiting keeps the item of each call still waiting as it is (so a
+// button is never swapped under the person's pointer), removes the items of
+// calls no longer waiting and adds the new ones.
 function renderWaiting(items) {
   const ul = $('waiting');
-  ul.replaceChildren();
+  const want = new Map(items.map((w) => [w.request + ' ' + JSON.stringify(w), w]));
+  for (const li of Array.from(ul.children)) {
+    if (!want.has(li.dataset.key)) li.remove();
+    else want.delete(li.dataset.key);
+  }
   $('waiting-none').hidden = items.length > 0;
-  for (const w of items) {
+  for (const [key, w] of want) {
     const li = el('li');
+    li.dataset.key = key;
     li.dataset.request = w.request;
     li.append(el('p', w.sentence, 'sentence'));
     li.append(el('p', 'Tool ' + w.tool + ' · action ' + w.action + ' · amount ' + (w.amount || 'none') + ' · expires ' + w.expiresAt));
@@ -133,8 +141,6 @@ function renderWaiting(items) {
     ul.append(li);
   }
 }
-
-let lastWaiting = '';
 
 async function refresh() {
   const r = await fetch('/api/state', { credentials: 'same-origin' });
@@ -165,8 +171,7 @@ async function refresh() {
   }
   $('cancel-slip').disabled = !sl || !pk || state.cancelled;
   if (!$('actions').value && state.actions.length) $('actions').value = state.actions.join(', ');
-  const w = JSON.stringify(state.waiting);
-  if (w !== lastWaiting) { lastWaiting = w; renderWaiting(state.waiting); }
+  renderWaiting(state.waiting);
   $('others').textContent = state.others ? state.others + ' other request(s) wait in the queue without a passkey (mcp-executor approve answers those).' : '';
 }
 
