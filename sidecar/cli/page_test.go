@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net"
 	"net/http"
@@ -48,10 +49,16 @@ func TestPageServesTheEmbeddedPage(t *testing.T) {
 	}
 	defer cmd.Process.Kill()
 	origin, _ := page.OriginFor(addr)
+	// localhost may resolve to ::1 first, where another program may hold
+	// the same port number: dial the address the page listens on.
+	client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "tcp", addr)
+	}}}
 	var resp *http.Response
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		resp, err = http.Get(origin + "/")
+		resp, err = client.Get(origin + "/")
 		if err == nil {
 			break
 		}
@@ -65,7 +72,7 @@ func TestPageServesTheEmbeddedPage(t *testing.T) {
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Security-Policy") != page.CSP || !strings.Contains(string(body), `<script src="/app.js" defer>`) {
 		t.Fatalf("the page: %d %v %s", resp.StatusCode, resp.Header, body)
 	}
-	js, err := http.Get(origin + "/app.js")
+	js, err := client.Get(origin + "/app.js")
 	if err != nil {
 		t.Fatal(err)
 	}
