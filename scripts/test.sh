@@ -4,6 +4,7 @@
 #   - Node.js and npm (apt-get, when missing) for the real npm MCP servers the end-to-end tests run;
 #   - the npm test servers: `npm ci --prefix testdata/npm`, only when testdata/npm/node_modules is missing
 #     or does not hold what package-lock.json pins;
+#   - Debian's chromium (apt-get, when /usr/bin/chromium is missing) for the page tests in a real browser;
 #   - helm v3.22.0, golangci-lint v2.15.0 and deadcode (golang.org/x/tools v0.52.0), built from source with
 #     `go install` (the Go module proxy serves them) into $MCP_EXECUTOR_TOOLS_DIR/bin;
 #   - the real Vault, etcd and kube-apiserver binaries, built once by the scripts in ../shared/tools.
@@ -68,6 +69,13 @@ setup() {
 		step "install the npm test servers (npm ci --prefix testdata/npm)"
 		npm ci --prefix testdata/npm --no-audit --no-fund --loglevel=error
 		npm_fresh || fail "testdata/npm/node_modules still differs from package-lock.json after npm ci"
+	fi
+
+	if [ ! -x /usr/bin/chromium ]; then
+		step "install Debian's chromium (apt-get), for the person's page tests in a real browser"
+		local sudo_c=""
+		[ "$(id -u)" = 0 ] || sudo_c=sudo
+		$sudo_c apt-get install -y -qq chromium || { $sudo_c apt-get update -qq && $sudo_c apt-get install -y -qq chromium; }
 	fi
 
 	go_tool helm helm.sh/helm/v3/cmd/helm helm.sh/helm/v3 v3.22.0

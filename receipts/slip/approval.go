@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 )
 
@@ -185,4 +186,18 @@ func ReadCancellation(v any) (*Cancellation, error) {
 	}
 	c.Record = r
 	return c, nil
+}
+
+// RequestText is what an approval and a stub must agree on, as canonical
+// JSON: the action, and the amount, the service and the documents, each
+// present in both or in neither (the reference's requestOf). c is the
+// content of an approval or of a stub.
+func RequestText(c map[string]any) ([]byte, error) {
+	r := map[string]any{"action": c["action"]}
+	for _, name := range []string{"amount", "details", "with"} {
+		if v, ok := c[name]; ok {
+			r[name] = v
+		}
+	}
+	return canon.Marshal(r)
 }

@@ -309,7 +309,7 @@ func (h *Hub) Hold(ctx context.Context, c Call) (Result, error) {
 	t := now()
 	r := &Request{ID: canon.NewID(), Call: c.CallID, Tool: c.Tool, Action: c.Action, Amount: c.Amount, Slip: c.Slip,
 		Arguments: args, Binding: binding, RequestedAt: t, ExpiresAt: t.Add(c.Timeout).Truncate(time.Millisecond),
-		Shown: h.shownArguments(c.Arguments)}
+		Shown: h.shownArguments(c.Arguments), Prepared: c.Prepared}
 	channels := append(append([]Channel(nil), h.o.Channels...), c.Channels...)
 	if len(channels) == 0 && !h.o.ApproveSession {
 		h.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/copylog"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/record"
+	"github.com/seed-6e06167c/mcp-executor/receipts/slip"
 )
 
 // MetaApproval is the _meta member of a tools/call that names a request by
@@ -32,6 +33,11 @@ type Request struct {
 	// person to read; nil for a request restored from the copy at a start
 	// (the copy holds only the fingerprint).
 	Shown json.RawMessage
+
+	// Prepared is the Provared approval prepared for the call (the challenge
+	// the person's passkey must sign), from [Call.Prepared]; nil when the
+	// call needs no passkey approval, and for a restored request.
+	Prepared *slip.Prepared
 }
 
 // Restored reports whether the request was rebuilt from the copy at a start.
@@ -53,6 +59,10 @@ type Call struct {
 	// Channels are the call's own channels besides the hub's, such as
 	// elicitation to the call's client when it declared the capability.
 	Channels []Channel
+	// Prepared, optional, is the Provared approval the slip asks for, as
+	// consent.PrepareApproval builds it for the call's stub: channels that
+	// take a passkey-signed answer (the person's page) publish it.
+	Prepared *slip.Prepared
 	// NoWait returns Pending at once while the request is undecided: for a
 	// 2026-07-28 client, answered with [InputRequiredResult] and retried
 	// with the answer in inputResponses ([InputAnswer]).

@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/seed-6e06167c/mcp-executor/sidecar/page"
+)
+
+func init() {
+	extraCommands["page"] = command{
+		summary: "serve the person's passkey page: register a passkey, sign a slip, approve held calls, cancel the slip",
+		run:     runPage,
+	}
+}
+
+// runPage is `mcp-executor page --config FILE [--listen 127.0.0.1:8443] [--origin URL]`: it serves the
+// person's page until the context ends (SIGINT/SIGTERM). The page is meant for loopback: a listen
+// address that is not loopback needs --origin (the page's address as the browser sees it, behind a
+// TLS proxy).
+func runPage(ctx context.Context, env Env, args []string) int {
+	fs := newFlags(env, "page", "--config FILE [--listen 127.0.0.1:8443] [--origin URL]")
+	config := fs.String("config", "", "the executor's settings `file` (JSON)")
+	listen := fs.String("listen", page.DefaultListen, "the TCP `address` to listen on (loopback unless --origin is given)")
+	origin := fs.String("origin", "", "the page's origin as the browser sees it (default http://localhost:PORT)")
+	if code, done := parseFlags(fs, args); done {
+		return code
+	}
+	if *config == "" || fs.NArg() != 0 {
+		fmt.Fprintln(env.Stderr, "mcp-executor page: --config FILE is required")
+		fs.Usage()
+		return ExitUsage
+	}
+	host, _, err := net.SplitHostPort(*listen)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "mcp-executor page: --listen %q: %v\n", *listen, err)
+		return ExitUsage
+	}
+	if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && host != "localhost" && *origin == "" {
+		fmt.Fprintf(env.Stderr, "mcp-executor page: --listen %s is not loopback; give --origin too (the page's https address behind your proxy)\n", *listen)
+		return ExitUsage
+	}
+	if *origin == "" {
+		if *origin, err = page.OriginFor(*listen); err != nil {
+			fmt.Fprintf(env.Stderr, "mcp-executor page: %v\n", err)
+			return ExitUsage
+		}
+	}
+	log := newLogger(env.Stderr)
+	srv, err := page.New(page.Options{ConfigPath: *config, Origin: *origin, Logger: log})
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "mcp-executor page: %v\n", err)
+		return ExitFinding
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "mcp-executor page: %v\n", err)
+		return ExitFinding
+	}
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, WriteTimeout: time.Minute}
+	log.Info("page: serving", slog.String("listen", ln.Addr().String()), slog.String("origin", *origin))
+	fmt.Fprintf(env.Stderr, "mcp-executor page: open %s in the browser that holds your passkey\n", *origin)
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err = hs.Shutdown(shut)
+		cancel()
+	}
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		fmt.Fprintf(env.Stderr, "mcp-executor page: %v\n", err)
+		return ExitFinding
+	}
+	return ExitOK
+}
