@@ -66,7 +66,20 @@ configMap:
 {{- else if eq .Values.keys.source "secrets" }}
 {{- $_ := set $s "kubernetes" (dict) }}
 {{- end }}
+{{- if .Values.approvals.kubernetes.enabled }}
+{{- $a := deepCopy (default (dict) $s.approvals) }}
+{{- $_ := set $a "kubernetes" (dict "namespace" (include "mcp-executor.approvalsNamespace" .)) }}
+{{- $_ := set $s "approvals" $a }}
+{{- if eq .Values.keys.source "vault" }}
+{{- $_ := set $s.vault.auth.kubernetes "tokenFile" "/var/run/secrets/kubernetes.io/serviceaccount/vault-token" }}
+{{- end }}
+{{- end }}
 {{- toPrettyJson $s }}
+{{- end }}
+
+{{/* The namespace of the ApprovalRequests. */}}
+{{- define "mcp-executor.approvalsNamespace" -}}
+{{- default .Release.Namespace .Values.approvals.kubernetes.namespace }}
 {{- end }}
 
 {{/* Hardened container security context; the user is passed in. */}}
@@ -89,12 +102,23 @@ seccompProfile:
   projected:
     defaultMode: 0440
     sources:
+      {{- if and (eq .Values.keys.source "vault") .Values.approvals.kubernetes.enabled }}
+      # Two tokens: one for the API server (ApprovalRequests), one with Vault's audience.
+      - serviceAccountToken:
+          path: token
+          expirationSeconds: 3600
+      - serviceAccountToken:
+          path: vault-token
+          expirationSeconds: 3600
+          audience: {{ .Values.keys.vault.audience }}
+      {{- else }}
       - serviceAccountToken:
           path: token
           expirationSeconds: 3600
           {{- if eq .Values.keys.source "vault" }}
           audience: {{ .Values.keys.vault.audience }}
           {{- end }}
+      {{- end }}
       - configMap:
           name: kube-root-ca.crt
           items:
