@@ -3,7 +3,6 @@
 package cluster
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -139,5 +138,3 @@ func readBook(t *testing.T, r *release) string {
 func keepSession(t *testing.T, s *mcp.ClientSession) {
 	t.Cleanup(func() { s.Close() })
 }
-
-var _ = context.Background

@@ -503,3 +503,10 @@ func (r *release) dumpState(t *testing.T) {
 
 // notFound reports whether err is the API server's 404.
 func notFound(err error) bool { return apierrors.IsNotFound(err) }
+
+func writeFile(path, text string) error { return os.WriteFile(path, []byte(text), 0o600) }
+
+// executorBinary is the static executor binary put into the image (it runs on this machine too).
+func (c *cluster) executorBinary() string {
+	return filepath.Join(c.images, "executor-root", "usr", "local", "bin", "mcp-executor")
+}
