@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestChartInPod installs the chart in both state modes and checks, on the running pod, what the README
@@ -132,9 +130,4 @@ func readBook(t *testing.T, r *release) string {
 		t.Fatalf("reading the book on the volume: %v", err)
 	}
 	return string(b)
-}
-
-// keepSession is a session kept open across a test step; closed at cleanup.
-func keepSession(t *testing.T, s *mcp.ClientSession) {
-	t.Cleanup(func() { s.Close() })
 }

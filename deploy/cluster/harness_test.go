@@ -468,13 +468,22 @@ func callText(t *testing.T, ctx context.Context, s *mcp.ClientSession, tool stri
 	if err != nil {
 		t.Fatalf("calling %s: %v", tool, err)
 	}
+	return textOf(res), res.IsError
+}
+
+func callParams(tool string, args map[string]any) *mcp.CallToolParams {
+	return &mcp.CallToolParams{Name: tool, Arguments: args}
+}
+
+// textOf is the text of a tool result's content.
+func textOf(res *mcp.CallToolResult) string {
 	var b strings.Builder
 	for _, c := range res.Content {
 		if tc, ok := c.(*mcp.TextContent); ok {
 			b.WriteString(tc.Text)
 		}
 	}
-	return b.String(), res.IsError
+	return b.String()
 }
 
 // logs is the executor container's log (previous: the one before the last restart).
