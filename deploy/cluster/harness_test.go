@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -227,6 +228,7 @@ func (c *cluster) newRelease(t *testing.T, ns, state string) *release {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ns = ns + "-" + strconv.FormatInt(time.Now().UnixMilli()%100000, 36) // a deleted namespace lingers while its pods stop
 	r := &release{c: c, ns: ns, state: state, env: env}
 	if _, err := c.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("creating namespace %s: %v", ns, err)
@@ -264,7 +266,7 @@ func (c *cluster) newRelease(t *testing.T, ns, state string) *release {
 					"keys": "secret:" + ns + "/executor-keys#agent", "issuerKeys": []any{env.Thumbprint},
 				},
 				"executor": map[string]any{
-					"keys": "secret:" + ns + "/executor-keys#executor", "copy": "/var/lib/mcp-executor/copy/copy.jsonl",
+					"keys": "secret:" + ns + "/executor-keys#executor", "copy": "/var/lib/mcp-executor/copy.jsonl",
 					"copyKey": "secret:" + ns + "/executor-keys#copy",
 				},
 				"tools": map[string]any{
@@ -503,7 +505,7 @@ func (r *release) dumpState(t *testing.T) {
 	for _, args := range [][]string{
 		{"get", "pods,pvc,jobs", "-n", r.ns, "-o", "wide"},
 		{"get", "events", "-n", r.ns, "--sort-by=.lastTimestamp"},
-		{"logs", "-n", r.ns, "-l", "app.kubernetes.io/instance=" + releaseName, "-c", "executor", "--tail=40"},
+		{"logs", "-n", r.ns, "-l", "app.kubernetes.io/instance=" + releaseName + ",!app.kubernetes.io/component", "-c", "executor", "--tail=40"},
 	} {
 		out, errOut, _ := r.c.kubectl(ctx, args...)
 		t.Logf("kubectl %s:\n%s%s", strings.Join(args, " "), out, errOut)

@@ -24,7 +24,7 @@ const testExecutorName = "cluster test executor"
 // copyLines reads the executor's copy from the host folder behind the hostPath volume, checking its tags.
 func copyLines(t *testing.T, r *release) []copylog.Line {
 	t.Helper()
-	lines, err := copylog.ReadFile(filepath.Join(r.stateDir, "copy", "copy.jsonl"), r.env.CopyKey, testExecutorName)
+	lines, err := copylog.ReadFile(filepath.Join(r.stateDir, "copy.jsonl"), r.env.CopyKey, testExecutorName)
 	if err != nil {
 		t.Fatalf("reading the executor's copy on the volume: %v", err)
 	}
@@ -37,7 +37,7 @@ func waitSent(t *testing.T, r *release, n int) []copylog.Line {
 	var sent []copylog.Line
 	eventually(t, time.Minute, strconv.Itoa(n)+" sent lines in the copy", func() (bool, error) {
 		sent = sent[:0]
-		lines, err := copylog.ReadFile(filepath.Join(r.stateDir, "copy", "copy.jsonl"), r.env.CopyKey, testExecutorName)
+		lines, err := copylog.ReadFile(filepath.Join(r.stateDir, "copy.jsonl"), r.env.CopyKey, testExecutorName)
 		if err != nil {
 			return false, err // a line being written; read again
 		}
