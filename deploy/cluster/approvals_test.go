@@ -3,7 +3,10 @@
 package cluster
 
 import (
+	"crypto/sha256"
 	"encoding/json"
+	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,6 +23,7 @@ import (
 
 	"github.com/seed-6e06167c/mcp-executor/copylog"
 	"github.com/seed-6e06167c/mcp-executor/keys"
+	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/approval"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/approvalkube"
 )
@@ -49,7 +53,8 @@ func TestApprovalRequests(t *testing.T) {
 	agentCfg := kc.tokenConfig(t, r.ns, "default") // what the agent would have if it had any token
 	admin := kc.dyn.Resource(approvalkube.GVR).Namespace(r.ns)
 
-	ch, err := approvalkube.New(approvalkube.Options{Namespace: r.ns, Config: executorCfg, Executor: "cluster test executor", Retry: 200 * time.Millisecond})
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	ch, err := approvalkube.New(approvalkube.Options{Namespace: r.ns, Config: executorCfg, Executor: "cluster test executor", Retry: 200 * time.Millisecond, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,12 +67,14 @@ func TestApprovalRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cp.Close() })
-	hub, err := approval.NewHub(approval.Options{Copy: cp, Channels: []approval.Channel{ch}}, nil)
+	hub, err := approval.NewHub(approval.Options{Copy: cp, Channels: []approval.Channel{ch}, Logger: logger}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(hub.Close)
 
+	sum := sha256.Sum256([]byte("the slip the calls are under"))
+	slipFP := canon.B64(sum[:])
 	type held struct {
 		res approval.Result
 		err error
@@ -75,7 +82,7 @@ func TestApprovalRequests(t *testing.T) {
 	hold := func(callID, text string, timeout time.Duration) <-chan held {
 		out := make(chan held, 1)
 		go func() {
-			res, err := hub.Hold(ctx, approval.Call{CallID: callID, Tool: "echo", Action: "test.echo",
+			res, err := hub.Hold(ctx, approval.Call{CallID: callID, Tool: "echo", Action: "test.echo", Slip: slipFP,
 				Arguments: []byte(`{"text":"` + text + `","apiKey":"sk-do-not-show"}`), Timeout: timeout})
 			out <- held{res, err}
 		}()

@@ -141,6 +141,9 @@ func (c *cluster) buildImages() error {
 	for pkg, out := range map[string]string{"./cmd/mcp-executor": "mcp-executor", "./deploy/cluster/podtool": "podtool"} {
 		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w -X main.version=cluster-test", "-o", filepath.Join(bin, out), pkg)
 		cmd.Dir = "../.."
+		if src := os.Getenv("REAL_CLUSTER_EXECUTOR_SRC"); src != "" && out == "mcp-executor" {
+			cmd.Dir = src // the executor of another checkout, to try its fixes in a pod
+		}
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
 		if b, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("building %s: %v\n%s", pkg, err, b)
@@ -236,6 +239,10 @@ func (c *cluster) newRelease(t *testing.T, ns, state string) *release {
 	t.Cleanup(func() {
 		if t.Failed() {
 			r.dumpState(t)
+			if os.Getenv("REAL_CLUSTER_KEEP") != "" {
+				t.Logf("REAL_CLUSTER_KEEP is set: namespace %s is kept", ns)
+				return
+			}
 		}
 		_ = c.cs.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
 	})

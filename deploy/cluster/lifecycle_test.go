@@ -144,6 +144,7 @@ func TestPodLifecycle(t *testing.T) {
 		}()
 		sent := waitSent(t, r, before+1)
 		call := sent[len(sent)-1].Call
+		restarts := executorRestarts(t, r, pod.Name)
 		pid := servePID(t, string(pod.UID))
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 			t.Fatalf("killing the executor (pid %d): %v", pid, err)
@@ -155,7 +156,7 @@ func TestPodLifecycle(t *testing.T) {
 				return false, err
 			}
 			for _, c := range p.Status.InitContainerStatuses {
-				if c.Name == "executor" && c.RestartCount > 0 && c.Ready {
+				if c.Name == "executor" && c.RestartCount > restarts && c.Ready {
 					st = c
 					return podReady(p), nil
 				}
@@ -169,12 +170,7 @@ func TestPodLifecycle(t *testing.T) {
 		if countKind(lines, copylog.KindLateReceipt, call) != 1 {
 			t.Fatalf("the call %s in flight when the executor was killed: no late receipt in the copy after the restart", call)
 		}
-		if book := readBook(t, r); !strings.Contains(book, "executor.written-late") {
-			t.Errorf("the book holds no stub written late:\n%s", book)
-		}
-		if logs := r.logs(t, pod.Name, false); !strings.Contains(logs, call) && !strings.Contains(logs, "late") {
-			t.Logf("the restarted executor's log says nothing of the late receipt:\n%s", logs)
-		}
+		// That the late receipt's stub is in the book is what the compare Job below checks.
 	})
 
 	t.Run("compare Job reports OK, and fails loudly on a tampered book", func(t *testing.T) {
@@ -264,5 +260,21 @@ func servePID(t *testing.T, podUID string) int {
 		}
 	}
 	t.Fatalf("no serve process of pod %s on this machine", podUID)
+	return 0
+}
+
+// executorRestarts is the executor container's restart count.
+func executorRestarts(t *testing.T, r *release, pod string) int32 {
+	t.Helper()
+	p, err := kc.cs.CoreV1().Pods(r.ns).Get(context.Background(), pod, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range p.Status.InitContainerStatuses {
+		if c.Name == "executor" {
+			return c.RestartCount
+		}
+	}
+	t.Fatalf("pod %s has no executor container", pod)
 	return 0
 }
