@@ -46,15 +46,18 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- default (printf "%s-state" (include "mcp-executor.fullname" .)) .Values.state.existingClaim }}
 {{- end }}
 
+{{/* The settings volume: owner read only; the kubelet adds read for the pod's fsGroup (it does so for
+every file of a Secret or ConfigMap volume), which the executor knows is no wider access: only the
+containers that mount the volume reach it. */}}
 {{- define "mcp-executor.settingsSource" -}}
 {{- if .Values.executor.existingSecret }}
 secret:
   secretName: {{ .Values.executor.existingSecret }}
-  defaultMode: 0440
+  defaultMode: 0400
 {{- else }}
 configMap:
   name: {{ include "mcp-executor.fullname" . }}-settings
-  defaultMode: 0440
+  defaultMode: 0400
 {{- end }}
 {{- end }}
 
@@ -100,7 +103,7 @@ seccompProfile:
 {{- define "mcp-executor.tokenVolume" -}}
 - name: sa-token
   projected:
-    defaultMode: 0440
+    defaultMode: 0400
     sources:
       {{- if and (eq .Values.keys.source "vault") .Values.approvals.kubernetes.enabled }}
       # Two tokens: one for the API server (ApprovalRequests), one with Vault's audience.
