@@ -20,6 +20,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -528,3 +529,5 @@ func writeFile(path, text string) error { return os.WriteFile(path, []byte(text)
 func (c *cluster) executorBinary() string {
 	return filepath.Join(c.images, "executor-root", "usr", "local", "bin", "mcp-executor")
 }
+
+func intOrString(port int) intstr.IntOrString { return intstr.FromInt32(int32(port)) }
