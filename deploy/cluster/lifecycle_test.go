@@ -72,7 +72,9 @@ func TestPodLifecycle(t *testing.T) {
 
 	t.Run("agent placeholder stops on SIGTERM", func(t *testing.T) {
 		// The shell is PID 1 of its container: it gets a signal only when it traps it.
-		kc.mustKubectl(t, "exec", "-n", r.ns, pod.Name, "-c", "agent", "--", "kill", "-TERM", "1")
+		// The exec's own process may die with the container before kubectl hears its exit (137): what
+		// counts is how the container ended, read below.
+		_, _, _ = kc.kubectl(ctxFor(t, time.Minute), "exec", "-n", r.ns, pod.Name, "-c", "agent", "--", "kill", "-TERM", "1")
 		var st corev1.ContainerStatus
 		r.eventually(t, time.Minute, "the agent container to restart", func() (bool, error) {
 			p, err := kc.cs.CoreV1().Pods(r.ns).Get(context.Background(), pod.Name, metav1.GetOptions{})
