@@ -95,7 +95,8 @@ func (c *cluster) buildVaultImage() error {
 // TestKeysFromVaultInCluster: Vault runs as a pod (a dev server on the node's address, as the API
 // server is), set up by deploy/vault/setup.sh run in it, reviewing tokens with its own service account;
 // the executor logs in with Kubernetes auth using its projected token (audience vault) and reads every
-// key from KV: the pod becomes Ready and serves a call.
+// key from KV: the pod becomes Ready and serves a call. With approvals.kubernetes on, the Vault login
+// uses the second projected token (audience vault) and the first stays the API server's.
 func TestKeysFromVaultInCluster(t *testing.T) {
 	if err := kc.buildVaultImage(); err != nil {
 		t.Fatal(err)
@@ -168,6 +169,9 @@ func TestKeysFromVaultInCluster(t *testing.T) {
 	s["agent"].(map[string]any)["keys"] = "vault:secret/mcp-executor/agent#keyset"
 	s["executor"].(map[string]any)["keys"] = "vault:secret/mcp-executor/executor#keyset"
 	s["executor"].(map[string]any)["copyKey"] = "vault:secret/mcp-executor/copy#key"
+	// With ApprovalRequests too, the pod holds two tokens: the API server's and Vault's (vault-token),
+	// which the settings' Vault login reads.
+	r.set("approvals.kubernetes.enabled", true)
 	r.install(t)
 	pod := r.pod(t)
 	sess, _ := r.session(t, pod.Name, "executor", "mcp-executor", "bridge", "--connect", socketAddr)
