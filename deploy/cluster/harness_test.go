@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
+	"github.com/seed-6e06167c/mcp-executor/internal/syncbuf"
 )
 
 // The tests need the real cluster of ../shared/tools/kube-real-cluster.sh. scripts/test.sh starts it and
@@ -456,12 +457,12 @@ func eventually(t *testing.T, d time.Duration, what string, cond func() (bool, e
 }
 
 // session opens an MCP session through `kubectl exec -i` into container, running argv there.
-func (r *release) session(t *testing.T, pod, container string, argv ...string) (*mcp.ClientSession, *bytes.Buffer) {
+func (r *release) session(t *testing.T, pod, container string, argv ...string) (*mcp.ClientSession, *syncbuf.Buffer) {
 	t.Helper()
 	args := append([]string{"exec", "-i", "-n", r.ns, pod, "-c", container, "--"}, argv...)
 	cmd := exec.Command("kubectl", args...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+r.c.kubeconfig)
-	var stderr bytes.Buffer
+	var stderr syncbuf.Buffer // kubectl writes it while the test may read it
 	cmd.Stderr = &stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "cluster-test", Version: "1"}, nil)
 	s, err := client.Connect(ctxFor(t, time.Minute), &mcp.CommandTransport{Command: cmd}, nil)
