@@ -1,10 +1,7 @@
 #!/usr/bin/env bash
 # The project's whole test run: static checks, then every test (unit, end-to-end through the real binary,
-# and integration against a real Vault, a kube-apiserver and a real single-node cluster that runs the
-# chart's pods) under the race detector, then the demo. Every server is stopped at the end, the cluster
-# with the host as it was (../shared/tools/README.md).
-# Needs: Go, Node.js with testdata/npm installed (npm ci --prefix testdata/npm), helm on PATH, root
-# (the cluster's kubelet and containerd).
+# and integration against a real Vault and kube-apiserver) under the race detector, then the demo.
+# Needs: Go, Node.js with testdata/npm installed (npm ci --prefix testdata/npm), helm on PATH.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools=../shared/tools
