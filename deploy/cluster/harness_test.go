@@ -106,7 +106,7 @@ func setup() (*cluster, func(), error) {
 		return nil, nil, err
 	}
 	if _, err := c.cs.Discovery().ServerVersion(); err != nil {
-		return nil, nil, fmt.Errorf("the API server at %s is not reachable (%v): %s", c.cfg.Host, err, startCluster)
+		return nil, nil, fmt.Errorf("the API server at %s is not reachable (%w): %s", c.cfg.Host, err, startCluster)
 	}
 	if c.images, err = os.MkdirTemp("", "mcp-executor-cluster-"); err != nil {
 		return nil, nil, err
@@ -148,7 +148,7 @@ func (c *cluster) buildImages() error {
 		}
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
 		if b, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("building %s: %v\n%s", pkg, err, b)
+			return fmt.Errorf("building %s: %w\n%s", pkg, err, b)
 		}
 	}
 	if err := os.WriteFile(filepath.Join(root, "etc", "passwd"), []byte("root:x:0:0:root:/:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/:/sbin/nologin\n"), 0o644); err != nil {
@@ -164,7 +164,7 @@ func (c *cluster) buildImages() error {
 func (c *cluster) mkimage(name, root, out string, opts ...string) error {
 	cmd := exec.Command(filepath.Join(c.tools, "mkimage.sh"), append([]string{name, root, out}, opts...)...)
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("mkimage.sh %s: %v\n%s", name, err, b)
+		return fmt.Errorf("mkimage.sh %s: %w\n%s", name, err, b)
 	}
 	return nil
 }
@@ -172,7 +172,7 @@ func (c *cluster) mkimage(name, root, out string, opts ...string) error {
 func (c *cluster) importImage(archive string) error {
 	cmd := exec.Command(filepath.Join(c.tools, "kube-real-cluster.sh"), "import", archive)
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("importing %s: %v\n%s", archive, err, b)
+		return fmt.Errorf("importing %s: %w\n%s", archive, err, b)
 	}
 	return nil
 }
@@ -373,7 +373,7 @@ func (r *release) helm(t *testing.T, timeout time.Duration, args ...string) (str
 	t.Helper()
 	out, errOut, err := r.c.run(ctxFor(t, timeout+30*time.Second), nil, r.c.helm, append(args, "--namespace", r.ns)...)
 	if err != nil {
-		return out + errOut, fmt.Errorf("helm %s: %v", args[0], err)
+		return out + errOut, fmt.Errorf("helm %s: %w", args[0], err)
 	}
 	return out + errOut, nil
 }
@@ -383,15 +383,6 @@ func (r *release) helm(t *testing.T, timeout time.Duration, args ...string) (str
 func (r *release) install(t *testing.T) {
 	t.Helper()
 	out, err := r.helm(t, 3*time.Minute, "install", releaseName, chartDir, "-f", r.valuesFile(t), "--wait", "--timeout", "180s")
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-}
-
-// upgrade applies the release's values again (a new pod) and waits for it.
-func (r *release) upgrade(t *testing.T) {
-	t.Helper()
-	out, err := r.helm(t, 3*time.Minute, "upgrade", releaseName, chartDir, "-f", r.valuesFile(t), "--wait", "--timeout", "180s")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}

@@ -76,8 +76,8 @@ func TestKeysFromFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exec := r.values["executor"].(map[string]any)
-	s := exec["settings"].(map[string]any)
+	executor := r.values["executor"].(map[string]any)
+	s := executor["settings"].(map[string]any)
 	s["agent"].(map[string]any)["keys"] = "/etc/mcp-executor/agent.jwk"
 	s["executor"].(map[string]any)["keys"] = "/etc/mcp-executor/executor.jwk"
 	s["executor"].(map[string]any)["copyKey"] = "/etc/mcp-executor/copy.key"
@@ -94,7 +94,7 @@ func TestKeysFromFiles(t *testing.T) {
 			"executor.jwk": keysSecret.Data["executor"], "copy.key": keysSecret.Data["copy"]}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	exec["existingSecret"] = "executor-files"
+	executor["existingSecret"] = "executor-files"
 	r.values["keys"] = map[string]any{"source": "files"}
 	r.install(t)
 	pod := r.pod(t)

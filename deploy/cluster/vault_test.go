@@ -37,7 +37,7 @@ func (c *cluster) buildVaultImage() error {
 			bin = filepath.Join(home, ".cache", "mcp-executor-tools", "vault-v1.21.0", "vault")
 		}
 		if _, err := os.Stat(bin); err != nil {
-			vaultImageErr = fmt.Errorf("the vault binary (%v): build it with ../shared/tools/vault-dev.sh build", err)
+			vaultImageErr = fmt.Errorf("the vault binary (%w): build it with ../shared/tools/vault-dev.sh build", err)
 			return
 		}
 		root := filepath.Join(c.images, "vault-root")
@@ -68,7 +68,7 @@ func (c *cluster) buildVaultImage() error {
 				return
 			}
 			if b, err := exec.Command("cp", "-L", from, dst).CombinedOutput(); err != nil {
-				vaultImageErr = fmt.Errorf("copying %s: %v %s", from, err, b)
+				vaultImageErr = fmt.Errorf("copying %s: %w %s", from, err, b)
 				return
 			}
 		}
@@ -164,8 +164,8 @@ func TestKeysFromVaultInCluster(t *testing.T) {
 	}
 
 	r.values["keys"] = map[string]any{"source": "vault", "vault": map[string]any{"address": addr, "role": "mcp-executor", "authMount": "kubernetes", "audience": "vault"}}
-	exec := r.values["executor"].(map[string]any)
-	s := exec["settings"].(map[string]any)
+	executor := r.values["executor"].(map[string]any)
+	s := executor["settings"].(map[string]any)
 	s["agent"].(map[string]any)["keys"] = "vault:secret/mcp-executor/agent#keyset"
 	s["executor"].(map[string]any)["keys"] = "vault:secret/mcp-executor/executor#keyset"
 	s["executor"].(map[string]any)["copyKey"] = "vault:secret/mcp-executor/copy#key"

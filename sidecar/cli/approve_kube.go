@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -104,12 +105,18 @@ func runApproveKubernetes(ctx context.Context, env Env, args []string) int {
 		}
 		return ExitOK
 	}
+	return askKubernetes(ctx, env, a, ns, *reason, *once, *asJSON)
+}
+
+// askKubernetes lists the waiting ApprovalRequests (--json: prints them) and asks y/n for each on
+// standard input, answering as the approver.
+func askKubernetes(ctx context.Context, env Env, a *approvalkube.Approver, ns, reason string, once, asJSON bool) int {
 	items, err := a.Waiting(ctx)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "mcp-executor approve: %v\n", err)
 		return ExitFinding
 	}
-	if *asJSON {
+	if asJSON {
 		if items == nil {
 			items = []approvalkube.Item{}
 		}
@@ -124,7 +131,7 @@ func runApproveKubernetes(ctx context.Context, env Env, args []string) int {
 	for _, it := range items {
 		fmt.Fprintf(env.Stdout, "request %s (%s), expires %s\n  %s\napprove? [y/n] ", it.RequestID, it.Name, it.ExpiresAt, it.Sentence)
 		line, err := in.ReadString('\n')
-		if err != nil && (err != io.EOF || line == "") {
+		if err != nil && (!errors.Is(err, io.EOF) || line == "") {
 			fmt.Fprintln(env.Stdout)
 			fmt.Fprintln(env.Stdout, "no more answers on standard input; the rest still wait")
 			return ExitOK
@@ -137,18 +144,18 @@ func runApproveKubernetes(ctx context.Context, env Env, args []string) int {
 			approved = false
 		default:
 			fmt.Fprintf(env.Stdout, "not answered (type y or n): request %s still waits\n", it.RequestID)
-			if *once {
+			if once {
 				return ExitOK
 			}
 			continue
 		}
-		done, err := a.Answer(ctx, it.Name, approved, *reason)
+		done, err := a.Answer(ctx, it.Name, approved, reason)
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "mcp-executor approve: %v\n", err)
 			return ExitFinding
 		}
 		fmt.Fprintf(env.Stdout, "%s request %s as %s\n", answered(approved), it.RequestID, done.AnsweredBy)
-		if *once {
+		if once {
 			return ExitOK
 		}
 	}
