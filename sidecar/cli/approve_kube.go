@@ -99,7 +99,10 @@ func runApproveKubernetes(ctx context.Context, env Env, args []string) int {
 			return ExitFinding
 		}
 		if *asJSON {
-			writeJSON(env.Stdout, it)
+			if err := writeJSON(env.Stdout, it); err != nil {
+				fmt.Fprintf(env.Stderr, "mcp-executor approve: %v\n", err)
+				return ExitFinding
+			}
 		} else {
 			fmt.Fprintf(env.Stdout, "%s request %s (tool %q) as %s\n", answered(*yes), it.RequestID, it.Tool, it.AnsweredBy)
 		}
@@ -120,7 +123,10 @@ func askKubernetes(ctx context.Context, env Env, a *approvalkube.Approver, ns, r
 		if items == nil {
 			items = []approvalkube.Item{}
 		}
-		writeJSON(env.Stdout, map[string]any{"namespace": ns, "waiting": items})
+		if err := writeJSON(env.Stdout, map[string]any{"namespace": ns, "waiting": items}); err != nil {
+			fmt.Fprintf(env.Stderr, "mcp-executor approve: %v\n", err)
+			return ExitFinding
+		}
 		return ExitOK
 	}
 	if len(items) == 0 {
