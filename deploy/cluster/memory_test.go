@@ -61,3 +61,22 @@ func TestMemoryLimitTooSmall(t *testing.T) {
 		t.Errorf("the compare Job after the OOM kill: ok %v\n%s", job.ok, job.log)
 	}
 }
+
+// TestDefaultMemoryHoldsTheLargestCall: with the chart's default memory limit, a call with arguments
+// just under the 16 MiB line cap goes through (the tool server echoes it back) without an OOM kill.
+func TestDefaultMemoryHoldsTheLargestCall(t *testing.T) {
+	r := kc.newRelease(t, "memory-default", "emptyDir")
+	r.install(t)
+	pod := r.pod(t)
+	s, _ := r.session(t, pod.Name, "executor", "mcp-executor", "bridge", "--connect", socketAddr)
+	defer s.Close()
+	big := strings.Repeat("m", 15<<20)
+	got, isErr := callText(t, ctxFor(t, 2*time.Minute), s, "echo", map[string]any{"text": big})
+	if isErr || got != "echo: "+big {
+		t.Errorf("the 15 MiB call: isError %v, %d bytes back", isErr, len(got))
+	}
+	if n := executorRestarts(t, r, pod.Name); n != 0 {
+		p, _ := kc.cs.CoreV1().Pods(r.ns).Get(context.Background(), pod.Name, metav1.GetOptions{})
+		t.Errorf("the executor restarted %d times: %+v", n, p.Status.InitContainerStatuses)
+	}
+}
