@@ -223,6 +223,9 @@ type held struct {
 	ledger *book.Held
 }
 
+// metaApprovalPointer is _meta["red.prova/approval"] as a JSON pointer.
+const metaApprovalPointer = "/_meta/red.prova~1approval"
+
 const metaProtocolVersion = "/_meta/io.modelcontextprotocol~1protocolVersion"
 const metaClientElicitation = "/_meta/io.modelcontextprotocol~1clientCapabilities/elicitation"
 
@@ -341,7 +344,7 @@ func (s *Session) approvalCall(tc *toolCall) (approval.Call, bool) {
 	_, args, _, _ := callParams(tc.msg)
 	c := approval.Call{CallID: tc.ourID, Tool: tc.tool, Action: tc.action, Amount: tc.amount, Slip: e.slipFP,
 		Arguments: args, Timeout: e.set.ApprovalTimeout(tc.tool)}
-	if v, found, err := wire.Pointer(tc.msg.Params, "/_meta/"+approval.MetaApproval); err == nil && found {
+	if v, found, err := wire.Pointer(tc.msg.Params, metaApprovalPointer); err == nil && found {
 		c.Named, _ = unquoteID(v)
 	}
 	if v, found, err := wire.Pointer(tc.msg.Params, metaProtocolVersion); err == nil && found {
