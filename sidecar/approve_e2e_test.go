@@ -3,6 +3,7 @@ package sidecar_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,7 +67,8 @@ func runExecutor(t *testing.T, args ...string) (string, int) {
 	}
 	cmd := exec.Command(executorBin, args...)
 	out, err := cmd.Output()
-	if ee, ok := err.(*exec.ExitError); ok {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
 		return string(out) + string(ee.Stderr), ee.ExitCode()
 	} else if err != nil {
 		t.Fatal(err)
@@ -548,4 +550,51 @@ func TestApprovalPendingBurnedAndRestart(t *testing.T) {
 	cs2.Close()
 	h2.stop()
 	recordsAgree(t, h2)
+}
+
+// TestHeldCallKeepsItsSlotAndCanBeCancelled: a held call keeps its place
+// among maxWaiting (a second call is not taken), and the client's
+// cancellation withdraws it: it never reaches the server, and the slot is
+// free again.
+func TestHeldCallKeepsItsSlotAndCanBeCancelled(t *testing.T) {
+	o := approvalOptions(true, nil)
+	o.Settings = map[string]any{"maxWaiting": 1}
+	h := startWith(t, "sdk", o)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs := h.client(ctx)
+	callCtx, cancelCall := context.WithCancel(ctx)
+	ch := callAsync(callCtx, cs, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "held"}})
+	waitRequests(t, h, 1)
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "fail"}); err == nil || !strings.Contains(err.Error(), "too many calls are waiting") {
+		t.Fatalf("a second call beside a held one with maxWaiting 1: %v", err)
+	}
+	cancelCall()
+	if r := <-ch; r.err == nil {
+		t.Fatal("the cancelled call got an answer")
+	}
+	// The slot comes back once the executor has withdrawn the call.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "fail"})
+		if err == nil {
+			if !res.IsError || textOf(res) != "it failed" {
+				t.Fatalf("the call after the withdrawn one: %+v", res)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the held call's slot was not freed: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := receivedCalls(t, h.record); !slices.Equal(got, []string{"fail"}) {
+		t.Fatalf("the server saw %v, want only fail", got)
+	}
+	cs.Close()
+	h.stop()
+	if n := copyKinds(copyLines(t, h))[copylog.KindWithdrawn]; n != 1 {
+		t.Fatalf("%d withdrawn lines, want 1", n)
+	}
+	recordsAgree(t, h)
 }
