@@ -1,6 +1,7 @@
 package sidecar_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,6 +20,7 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
 	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/approval"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/cli"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
 )
 
@@ -63,7 +65,11 @@ func waitRequests(t *testing.T, h *harness, n int) []approval.File {
 func runExecutor(t *testing.T, args ...string) (string, int) {
 	t.Helper()
 	if executorBin == "" {
-		t.Fatal("these tests run the built binary")
+		// Sessions in this process (MCP_EXECUTOR_TEST_INPROCESS): the same
+		// commands, run in this process.
+		var out bytes.Buffer
+		code := cli.Main(context.Background(), cli.Env{Args: args, Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out})
+		return out.String(), code
 	}
 	cmd := exec.Command(executorBin, args...)
 	out, err := cmd.Output()

@@ -44,8 +44,13 @@ func TestApprovalTypeScriptClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if executorBin == "" {
-		t.Fatal("this test runs the built binary")
+	bin := executorBin
+	if bin == "" {
+		// Sessions run in this process elsewhere; node needs a program to start.
+		bin = filepath.Join(t.TempDir(), "mcp-executor")
+		if out, err := exec.Command("go", "build", "-o", bin, "../cmd/mcp-executor").CombinedOutput(); err != nil {
+			t.Fatalf("building the executor for node to start: %v\n%s", err, out)
+		}
 	}
 	for _, mode := range []string{"accept", "decline", "none"} {
 		t.Run(mode, func(t *testing.T) {
@@ -56,7 +61,7 @@ func TestApprovalTypeScriptClient(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, node, script, executorBin, env.SettingsPath, mode, "echo", `{"text":"from node","apiKey":"sk-live-123"}`)
+			cmd := exec.CommandContext(ctx, node, script, bin, env.SettingsPath, mode, "echo", `{"text":"from node","apiKey":"sk-live-123"}`)
 			var stdout bytes.Buffer
 			stderr := &syncbuf.Buffer{}
 			cmd.Stdout, cmd.Stderr = &stdout, stderr
