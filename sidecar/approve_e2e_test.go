@@ -604,3 +604,37 @@ func TestHeldCallKeepsItsSlotAndCanBeCancelled(t *testing.T) {
 	}
 	recordsAgree(t, h)
 }
+
+// TestElicitationEndsWithTheClient: a client asked by elicitation/create
+// that closes its input without answering has said no; the call is refused,
+// never sent, and the executor ends without waiting for the expiry.
+func TestElicitationEndsWithTheClient(t *testing.T) {
+	h := startWith(t, "sdk", approvalOptions(true, nil))
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if line := h.recv(); !strings.Contains(line, `"result"`) {
+		t.Fatalf("initialize: %s", line)
+	}
+	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	h.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`)
+	line := h.recv()
+	var ask struct {
+		ID     string `json:"id"`
+		Method string `json:"method"`
+		Params struct {
+			Mode    *string `json:"mode"`
+			Message string  `json:"message"`
+		} `json:"params"`
+	}
+	if err := json.Unmarshal([]byte(line), &ask); err != nil || ask.Method != "elicitation/create" || !strings.HasPrefix(ask.ID, "provared-") || ask.Params.Mode != nil {
+		t.Fatalf("want the executor's own elicitation/create (no mode for 2025-06-18), got %s", line)
+	}
+	h.stop()
+	if got := receivedCalls(t, h.record); len(got) != 0 {
+		t.Fatalf("the server saw %v", got)
+	}
+	answers, _ := answersOf(copyLines(t, h))
+	if len(answers) != 1 || answers[0].Channel != approval.ChannelElicitation || answers[0].Answer != copylog.AnswerDeclined {
+		t.Fatalf("answers %+v", answers)
+	}
+	recordsAgree(t, h)
+}

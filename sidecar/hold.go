@@ -107,6 +107,7 @@ type clientState struct {
 	elicit  bool   // it declared form elicitation
 	asks    map[string]chan elicitReply
 	n       int
+	gone    bool // the client's input ended: it can answer nothing more
 }
 
 type elicitReply struct {
@@ -137,6 +138,19 @@ func (s *Session) noteInitialize(m *wire.Message) {
 	// {} is form elicitation (2025-06-18 knows only form); a client that
 	// names only url cannot show a form.
 	cs.elicit = el != nil && (el.Form != nil || el.URL == nil)
+}
+
+// clientEnded fails the elicitations still waiting when the client's input
+// ends: a lost session is no (the other channels still count).
+func (s *Session) clientEnded() {
+	cs := &s.peer
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	cs.gone = true
+	for id, ch := range cs.asks {
+		ch <- elicitReply{err: errors.New("the client's input ended before it answered")}
+		delete(cs.asks, id)
+	}
 }
 
 // elicitIDPrefix begins the ids of the executor's own elicitation/create
@@ -189,6 +203,10 @@ func (s *Session) sendElicitation(ctx context.Context, params []byte) ([]byte, e
 	cs := &s.peer
 	ch := make(chan elicitReply, 1)
 	cs.mu.Lock()
+	if cs.gone {
+		cs.mu.Unlock()
+		return nil, errors.New("the client's input ended")
+	}
 	if cs.asks == nil {
 		cs.asks = map[string]chan elicitReply{}
 	}

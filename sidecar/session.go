@@ -146,6 +146,7 @@ func (s *Session) Run(ctx context.Context) error {
 		if err != nil {
 			s.log.Warn("reading from the client ended", slog.String("error", err.Error()))
 		}
+		s.clientEnded() // its elicitations (hold.go) get no answer now
 		// The client's input ended (or serve's drain ended it): every call
 		// read before it goes to the server and gets its outcome (an answer,
 		// its timeout, the server's end) before the server's input is
