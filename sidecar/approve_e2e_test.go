@@ -21,6 +21,7 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/approval"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/cli"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
 )
 
@@ -637,4 +638,24 @@ func TestElicitationEndsWithTheClient(t *testing.T) {
 		t.Fatalf("answers %+v", answers)
 	}
 	recordsAgree(t, h)
+}
+
+// TestApproveSessionNotInSettings: --approve-session is a flag of stdio
+// and serve only; the settings file cannot turn it on.
+func TestApproveSessionNotInSettings(t *testing.T) {
+	for _, member := range []map[string]any{
+		{"approveSession": true},
+		{"approvals": map[string]any{"approveSession": true}},
+	} {
+		o := approvalOptions(true, nil)
+		o.Settings = member
+		o, _ = serverOpts(t, "sdk", o)
+		env, err := devsetup.Build(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := settings.Load(env.SettingsPath); err == nil {
+			t.Fatalf("settings with %v loaded", member)
+		}
+	}
 }
