@@ -496,7 +496,7 @@ func (s *Session) answerPending(tc *toolCall, res approval.Result, input bool) {
 	s.release(tc)
 }
 
-// cancelHold ends the wait of a held call the client cancelled. Called with
+// cancelHoldLocked ends the wait of a held call the client cancelled. Called with
 // s.mu held.
 func (tc *toolCall) cancelHoldLocked() {
 	if tc.held != nil {
