@@ -19,6 +19,7 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
 	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/approval"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/approvalkube"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
 )
 
@@ -55,7 +56,15 @@ func (e *Executor) openApprovals(approveSession bool) error {
 	if err != nil {
 		return err
 	}
-	hub, err := approval.NewHub(approval.Options{Copy: e.copy, Channels: []approval.Channel{q},
+	channels := []approval.Channel{q}
+	kube, err := approvalkube.FromSettings(e.set, e.log)
+	if err != nil {
+		return fmt.Errorf("approvals: the Kubernetes channel (approvals.kubernetes): %w", err)
+	}
+	if kube != nil {
+		channels = append(channels, kube)
+	}
+	hub, err := approval.NewHub(approval.Options{Copy: e.copy, Channels: channels,
 		PendingAfter: e.set.Approvals.PendingAfter, ApproveSession: approveSession, Logger: e.log}, lines)
 	if err != nil {
 		return fmt.Errorf("approvals: rebuilding the requests from the copy: %w", err)
