@@ -31,6 +31,7 @@ type Executor struct {
 	rulesFP string              // "" without a rules file
 	denials *denialLimiter
 	appr    *approvals // nil when no call is held for approval (hold.go)
+	pk      *passkeys  // passkey approvals and the slip's cancellation (passkeyhold.go)
 
 	admitMu  sync.Mutex // the order calls are judged, sent and written in
 	lastWhen time.Time  // the latest stub time handed out (never goes back)
@@ -91,6 +92,7 @@ func (e *Executor) Close() error {
 		<-e.scribeDone
 		e.denials.close()
 		e.closeApprovals()
+		e.closePasskeys()
 		if e.closer != nil {
 			e.closeErr = e.closer()
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/seed-6e06167c/mcp-executor/copylog"
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
+	"github.com/seed-6e06167c/mcp-executor/receipts/consent"
 	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
 	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/approval"
@@ -46,7 +47,7 @@ type approvals struct {
 // ones again. approveSession approves every held call of this process.
 func (e *Executor) openApprovals(approveSession bool) error {
 	lines := e.copy.Lines()
-	if !e.holdsAny() && !copyHasRequests(lines) {
+	if !e.holdsAny() && !copyHasRequests(lines) && !e.wantsPasskey() {
 		if approveSession {
 			e.log.Warn("--approve-session is given, and no tool rule holds calls for approval")
 		}
@@ -56,7 +57,7 @@ func (e *Executor) openApprovals(approveSession bool) error {
 	if err != nil {
 		return err
 	}
-	channels := []approval.Channel{q}
+	channels := append([]approval.Channel{q}, e.pageChannels(e.set.Approvals.Queue)...)
 	kube, err := approvalkube.FromSettings(e.set, e.log)
 	if err != nil {
 		return fmt.Errorf("approvals: the Kubernetes channel (approvals.kubernetes): %w", err)
@@ -274,8 +275,17 @@ func (s *Session) holdCall(tc *toolCall) {
 		s.release(tc)
 		return
 	}
+	if e.isCancelled() {
+		e.admitMu.Unlock()
+		s.refuseCancelled(tc)
+		return
+	}
 	tc.when = e.stubTime()
 	lh, d := e.ledger.Hold(tc.proposal())
+	if consent.OnlyApprovalMissing(d) {
+		s.holdForPasskey(tc) // unlocks admitMu
+		return
+	}
 	e.admitMu.Unlock()
 	if !d.Allowed {
 		s.refuse(tc, refusal{action: tc.action, amount: tc.amount, reason: d.Reason(), codes: decisionCodes(d), why: slipWhy(d)})

@@ -63,9 +63,11 @@ func (e *Executor) commit(tc *toolCall) {
 	pos, err := tc.hold.Position(ctx)
 	var line book.Line
 	if err == nil {
+		details, approvalFP := tc.stubDetails(doc)
 		f := receipt.StubFields{Slip: e.slipFP, Seq: pos.Seq, Previous: pos.Previous, Action: tc.action, Amount: tc.amount,
-			With: e.set.Service, Details: append(append([]record.Detail(nil), tc.details...), doc), When: tc.when}
+			With: e.set.Service, Details: details, When: tc.when, Approval: approvalFP}
 		line, err = f.Sign(ctx, e.agent, e.exec, time.Now().UTC())
+		line.Approval = tc.approval
 	}
 	if err != nil {
 		e.bookBroken.Store(true)

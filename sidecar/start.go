@@ -63,6 +63,11 @@ func Open(ctx context.Context, o OpenOptions) (_ *Executor, err error) {
 		cl = nil
 		return nil, err
 	}
+	if err := e.openPasskeys(p.slip); err != nil {
+		e.Close()
+		cl = nil
+		return nil, err
+	}
 	if err := e.openApprovals(o.ApproveSession); err != nil {
 		e.Close()
 		cl = nil

@@ -14,6 +14,7 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/copylog"
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
+	"github.com/seed-6e06167c/mcp-executor/receipts/consent"
 	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
 	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
@@ -111,6 +112,9 @@ type toolCall struct {
 	when    time.Time
 	hold    *book.Reservation
 	held    *held // set by holdCall for a call held for approval (hold.go)
+	// approval is the person's signed approval the call was sent with
+	// (passkeyhold.go); nil for none.
+	approval *record.Record
 
 	ctx  context.Context
 	span trace.Span
@@ -420,9 +424,18 @@ func (s *Session) reserve(tc *toolCall) {
 		s.release(tc)
 		return
 	}
+	if e.isCancelled() {
+		e.admitMu.Unlock()
+		s.refuseCancelled(tc)
+		return
+	}
 	tc.when = e.stubTime()
 	p := book.Proposal{Slip: e.slipFP, Action: tc.action, Amount: tc.amount, With: e.set.Service, Details: tc.details, When: tc.when}
 	h, d := e.ledger.Reserve(p)
+	if consent.OnlyApprovalMissing(d) {
+		s.holdForPasskey(tc) // unlocks admitMu
+		return
+	}
 	if !d.Allowed {
 		e.admitMu.Unlock()
 		s.refuse(tc, refusal{action: tc.action, amount: tc.amount, reason: d.Reason(), codes: decisionCodes(d), why: slipWhy(d)})

@@ -21,6 +21,7 @@ type StubFields struct {
 	With     string         // the executor's service id
 	Details  []record.Detail
 	When     time.Time // whole seconds: the time the check before acting checked
+	Approval string    // the fingerprint of the person's approval on the stub's line; "" for none
 }
 
 // Content is the stub's content, with a new id.
@@ -42,6 +43,9 @@ func (f StubFields) Content() map[string]any {
 	}
 	if len(f.Details) > 0 {
 		c["details"] = record.DetailsValue(f.Details)
+	}
+	if f.Approval != "" {
+		c["approval"] = f.Approval
 	}
 	return c
 }

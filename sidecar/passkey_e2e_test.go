@@ -1,0 +1,241 @@
+package sidecar_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
+	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
+	"github.com/seed-6e06167c/mcp-executor/receipts/consent"
+	"github.com/seed-6e06167c/mcp-executor/receipts/slip"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/page"
+)
+
+// Calls under a slip that asks for the person's own approval, end to end
+// through the real binary (issue 14). The development passkey that signed
+// the slip (receipts/passkey.DevPasskey, in this test process) signs the
+// approvals, declines and the cancellation in place of the browser: it
+// writes exactly the files the page writes (<queue>/<id>.signed, the
+// cancellation beside the slip).
+
+// passkeyOptions: the slip asks for an approval of provared.data.read
+// (tool echo); no tool rule holds calls.
+func passkeyOptions() devsetup.Options {
+	o := baseOptions()
+	o.Requires = []map[string]any{{"need": "approval", "action": "provared.data.read"}}
+	o.Settings = map[string]any{"approvals": map[string]any{"timeout": 20000}}
+	return o
+}
+
+// waitPrepared waits until the queue folder holds n prepared approvals and
+// returns them, by request id.
+func waitPrepared(t *testing.T, h *harness, n int) []page.Prepared {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		names, _ := filepath.Glob(filepath.Join(queueDir(h), "*"+page.PreparedSuffix))
+		if len(names) >= n {
+			sort.Strings(names)
+			var out []page.Prepared
+			for _, name := range names {
+				data, err := os.ReadFile(name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var p page.Prepared
+				if err := json.Unmarshal(data, &p); err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				out = append(out, p)
+			}
+			return out
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the queue folder holds %d prepared approvals, want %d; stderr:\n%s", len(names), n, h.stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// signAnswer writes the passkey's answer to a prepared approval: the
+// assembled approval, or a signed decline.
+func signAnswer(t *testing.T, h *harness, p page.Prepared, approve bool) {
+	t.Helper()
+	prep, err := p.Approval()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := page.Signed{Request: p.Request}
+	if approve {
+		a, err := h.env.Passkey.Assert(prep.Challenge)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := slip.Assemble(prep, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Approval = canon.MustMarshal(v)
+	} else {
+		sum := sha256Of(page.DeclineSigningInput(p.Fingerprint))
+		a, err := h.env.Passkey.Assert(sum)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Declined = &page.Assertion{AuthenticatorData: canon.B64(a.AuthenticatorData),
+			ClientDataJSON: canon.B64(a.ClientDataJSON), Signature: canon.B64(a.Signature)}
+	}
+	data, err := json.Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(queueDir(h), ".tmp-"+p.Request)
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(queueDir(h), page.SignedName(p.Request))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// bookLines are the member names of each book line.
+func bookLines(t *testing.T, path string) [][]string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]string
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("book line: %v", err)
+		}
+		var keys []string
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		out = append(out, keys)
+	}
+	return out
+}
+
+func TestPasskeyApprovalDeclineAndCancellation(t *testing.T) {
+	h := startWith(t, "sdk", passkeyOptions())
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs := h.client(ctx)
+
+	// A call the slip does not ask an approval for goes straight through.
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "send", Arguments: map[string]any{"recipients": []string{"a"}}}); err != nil || res.IsError {
+		t.Fatalf("send: %v %+v", err, res)
+	}
+
+	// Approved with the passkey: runs once, its stub and the approval on one line.
+	first := callAsync(ctx, cs, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "approved"}})
+	p := waitPrepared(t, h, 1)[0]
+	if p.Tool != "echo" || p.Action != "provared.data.read" {
+		t.Fatalf("prepared %+v", p)
+	}
+	signAnswer(t, h, p, true)
+	res := await(t, h, first)
+	if res.IsError || !strings.Contains(textOf(res), "approved") {
+		t.Fatalf("the approved call: %+v", res)
+	}
+
+	// Declined with the passkey: never reaches the server; a denial.
+	second := callAsync(ctx, cs, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "declined"}})
+	deadline := time.Now().Add(20 * time.Second)
+	var q page.Prepared
+	for {
+		ps := waitPrepared(t, h, 1)
+		if ps[0].Request != p.Request {
+			q = ps[0]
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no second prepared approval")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	signAnswer(t, h, q, false)
+	refusedWith(t, await(t, h, second), "approval-declined")
+
+	// A third call is held; the person cancels the slip: the held call and
+	// every later call are refused, with a denial.
+	third := callAsync(ctx, cs, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "held at the cancellation"}})
+	for {
+		ps := waitPrepared(t, h, 1)
+		if ps[0].Request != q.Request {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	prep, err := consent.PrepareCancellation(h.env.Slip.Fingerprint, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := h.env.Passkey.Assert(prep.Challenge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := slip.Assemble(prep, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(page.CancellationPath(h.env.SlipPath), canon.MustMarshal(v), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	refusedWith(t, await(t, h, third), "after-cancellation")
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "send", Arguments: map[string]any{"recipients": []string{"b"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refusedWith(t, res, "after-cancellation")
+
+	cs.Close()
+	h.stop()
+
+	if got := receivedCalls(t, h.record); !slices.Equal(got, []string{"send", "echo"}) {
+		t.Fatalf("the server received %v, want send and the approved echo only", got)
+	}
+	lines := bookLines(t, h.env.BookPath)
+	var withApproval, cancellations int
+	for i, keys := range lines {
+		switch {
+		case slices.Equal(keys, []string{"approval", "countersignature", "stub"}):
+			withApproval++
+		case slices.Equal(keys, []string{"cancellation"}):
+			cancellations++
+			for _, later := range lines[i+1:] {
+				if slices.Contains(later, "stub") {
+					t.Errorf("a stub follows the cancellation: %v", lines)
+				}
+			}
+		}
+	}
+	if withApproval != 1 || cancellations != 1 {
+		t.Fatalf("book lines %v: want one stub line with its approval and one cancellation", lines)
+	}
+	res2 := h.checkBook()
+	if !res2.Summary.Intact {
+		t.Fatalf("not intact")
+	}
+	recordsAgree(t, h)
+}
+
+func sha256Of(b []byte) []byte {
+	sum := sha256.Sum256(b)
+	return sum[:]
+}

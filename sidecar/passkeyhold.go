@@ -1,0 +1,324 @@
+package sidecar
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/seed-6e06167c/mcp-executor/receipts/book"
+	"github.com/seed-6e06167c/mcp-executor/receipts/consent"
+	"github.com/seed-6e06167c/mcp-executor/receipts/record"
+	"github.com/seed-6e06167c/mcp-executor/receipts/slip"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/approval"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/page"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
+)
+
+// Calls whose slip asks for the person's own approval, and the person's
+// cancellation of the slip (issue 14; docs/design/page.md, "What the engine
+// must call").
+//
+// A call the check before acting refuses only because the slip asks for an
+// approval (consent.OnlyApprovalMissing) is held like a call of an approve
+// rule: it counts against the slip's limits (book.Ledger.HoldForApproval)
+// and is published with its prepared approval, which the page channel
+// writes as <queue>/<id>.prepared. Only an answer carrying the passkey's
+// signed approval lets it through: the check before acting runs again with
+// the approval, and its stub and the approval are one book line. A plain
+// yes (the queue file, the approve command, elicitation) proves nothing to
+// the book: the call is refused with "needs-approval".
+//
+// A cancellation the person's signer drops beside the slip
+// (page.CancellationPath) is honoured at once: no later call under the slip
+// is sent, the calls held for approval are refused, and the cancellation
+// goes into the book after the stubs of the calls already sent.
+
+// passkeys is the executor's part for passkey approvals and cancellation.
+type passkeys struct {
+	slip  *slip.Slip
+	wants bool // the slip's requires names an approval
+
+	mu        sync.Mutex
+	cancelled bool
+	held      map[*toolCall]context.CancelFunc // calls held for a passkey approval
+
+	stopWatch context.CancelFunc
+	watchDone chan struct{}
+}
+
+// CodeAfterCancellation is the code of a call refused after the slip was
+// cancelled.
+const CodeAfterCancellation = "after-cancellation"
+
+// openPasskeys reads a cancellation already beside the slip (putting it in
+// the book when it is not there yet) and watches for one for the rest of
+// the run. Called by Open before openApprovals.
+func (e *Executor) openPasskeys(sl *slip.Slip) error {
+	pk := &passkeys{slip: sl, held: map[*toolCall]context.CancelFunc{}}
+	for _, c := range sl.Requires {
+		if c.Need == "approval" {
+			pk.wants = true
+		}
+	}
+	e.pk = pk
+	path := page.CancellationPath(e.set.Agent.Slip)
+	c, err := page.ReadCancellation(path, sl)
+	switch {
+	case err == nil:
+		if err := e.bookCancellation(c); err != nil {
+			return err
+		}
+		pk.cancelled = true
+		e.log.Warn("the slip is cancelled: every call under it is refused", slog.String("slip", e.slipFP), slog.String("cancellation", c.ID))
+	case errors.Is(err, os.ErrNotExist):
+	default:
+		e.log.Warn("the cancellation file beside the slip does not check; the slip is not taken as cancelled", slog.String("file", path), slog.String("error", err.Error()))
+	}
+	if pk.cancelled {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	pk.stopWatch, pk.watchDone = cancel, make(chan struct{})
+	go func() {
+		defer close(pk.watchDone)
+		page.WatchCancellation(ctx, path, sl, 0, e.log, e.honourCancellation)
+	}()
+	return nil
+}
+
+// closePasskeys stops watching for a cancellation.
+func (e *Executor) closePasskeys() {
+	if e.pk != nil && e.pk.stopWatch != nil {
+		e.pk.stopWatch()
+		<-e.pk.watchDone
+	}
+}
+
+// pageChannels is the page's channel for the hub, always beside the queue:
+// it acts only on requests that carry a prepared approval.
+func (e *Executor) pageChannels(queueDir string) []approval.Channel {
+	if e.pk == nil {
+		return nil
+	}
+	sl := e.pk.slip
+	return []approval.Channel{page.NewChannel(queueDir, func() *slip.Slip { return sl }, 0, e.log)}
+}
+
+// wantsPasskey says whether the slip asks for approvals (the hub is then
+// opened even when no tool rule holds calls).
+func (e *Executor) wantsPasskey() bool { return e.pk != nil && e.pk.wants }
+
+// isCancelled reports whether the slip was cancelled.
+func (e *Executor) isCancelled() bool {
+	if e.pk == nil {
+		return false
+	}
+	e.pk.mu.Lock()
+	defer e.pk.mu.Unlock()
+	return e.pk.cancelled
+}
+
+// refuseCancelled refuses a call made after the slip was cancelled; it
+// reports whether it did.
+func (s *Session) refuseCancelled(tc *toolCall) bool {
+	if !s.e.isCancelled() {
+		return false
+	}
+	s.refuse(tc, refusal{action: tc.action, amount: tc.amount, reason: "not-in-slip", refused: CodeAfterCancellation,
+		codes: []string{CodeAfterCancellation}, why: "the person cancelled the permission this call would act under"})
+	return true
+}
+
+// bookCancellation appends the cancellation unless the book holds it.
+func (e *Executor) bookCancellation(c *slip.Cancellation) error {
+	errFound := errors.New("found")
+	err := book.ReadFileEntries(e.book.Path(), func(fe book.FileEntry) error {
+		if fe.Kind == book.KindCancellation && fe.Fingerprint == c.Record.Fingerprint {
+			return errFound
+		}
+		return nil
+	})
+	if errors.Is(err, errFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading the book for the slip's cancellation: %w", err)
+	}
+	if err := e.book.Append(book.Line{Cancellation: c.Record}); err != nil {
+		return fmt.Errorf("adding the slip's cancellation to the book: %w", err)
+	}
+	return nil
+}
+
+// cancellationWait bounds how long a cancellation waits for the stubs of
+// the calls already sent before it goes into the book.
+func (e *Executor) cancellationWait() time.Duration { return e.set.Timeout + time.Minute }
+
+// honourCancellation takes a cancellation that checks: no call under the
+// slip is admitted from now on, the calls held for approval are refused,
+// and the cancellation goes into the book once the stubs of the calls
+// already sent are there.
+func (e *Executor) honourCancellation(c *slip.Cancellation) {
+	e.admitMu.Lock()
+	e.pk.mu.Lock()
+	e.pk.cancelled = true
+	held := make([]context.CancelFunc, 0, len(e.pk.held))
+	for _, cancel := range e.pk.held {
+		held = append(held, cancel)
+	}
+	e.pk.mu.Unlock()
+	e.admitMu.Unlock()
+	e.log.Warn("the slip is cancelled: every later call under it is refused", slog.String("slip", e.slipFP), slog.String("cancellation", c.ID))
+	for _, cancel := range held {
+		cancel()
+	}
+	// Every stub placed after the cancellation would be after-cancellation:
+	// wait for the calls reserved before it (none is reserved after).
+	deadline := time.Now().Add(e.cancellationWait())
+	for e.ledger.Flying(e.slipFP) > 0 {
+		if time.Now().After(deadline) {
+			e.log.Error("calls sent before the cancellation have no stub yet; the cancellation is written now", slog.String("slip", e.slipFP))
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := e.bookCancellation(c); err != nil {
+		e.log.Error("the cancellation could not be written to the book", slog.String("error", err.Error()))
+		e.stop("the book could not take the slip's cancellation: " + err.Error())
+	}
+}
+
+// passkeyProposal is the held call as its stub will name it.
+func (tc *toolCall) passkeyProposal() consent.Proposal {
+	e := tc.s.e
+	return consent.Proposal{Slip: e.slipFP, Request: slip.Request{Action: tc.action, Amount: tc.amount, With: e.set.Service, Details: tc.details}}
+}
+
+// holdForPasskey holds a call the check before acting refused only for the
+// missing approval. Called with e.admitMu held; it unlocks it.
+func (s *Session) holdForPasskey(tc *toolCall) {
+	e := s.e
+	lh, d := e.ledger.HoldForApproval(tc.proposal())
+	e.admitMu.Unlock()
+	if lh == nil {
+		s.refuse(tc, refusal{action: tc.action, amount: tc.amount, reason: d.Reason(), codes: decisionCodes(d), why: slipWhy(d)})
+		return
+	}
+	if e.appr == nil {
+		lh.Release()
+		s.refuse(tc, refusal{action: tc.action, amount: tc.amount, reason: "needs-approval", refused: approval.NoChannel.Code(),
+			codes: []string{"approval-missing"}, why: "this call needs the person's passkey approval, and the executor has no way to ask for one"})
+		return
+	}
+	prep, err := consent.PrepareApproval(tc.passkeyProposal(), time.Now())
+	if err != nil {
+		lh.Release()
+		s.refuse(tc, refusal{action: tc.action, amount: tc.amount, reason: "other", refused: "approval-unprepared",
+			codes: []string{"approval-unprepared"}, why: "the approval this call needs could not be prepared"})
+		return
+	}
+	ctx, cancel := context.WithCancel(s.ctx)
+	e.pk.mu.Lock()
+	e.pk.held[tc] = cancel
+	e.pk.mu.Unlock()
+	s.mu.Lock()
+	withdrawn := tc.state == stateWithdrawn
+	tc.held = &held{cancel: cancel, ledger: lh}
+	s.mu.Unlock()
+	if withdrawn {
+		cancel()
+	}
+	tc.span.SetName("tools/call approval")
+	go s.awaitPasskey(ctx, tc, prep)
+}
+
+// awaitPasskey waits for the person's signed approval and sends the call,
+// or refuses it.
+func (s *Session) awaitPasskey(ctx context.Context, tc *toolCall, prep *slip.Prepared) {
+	e := s.e
+	defer func() {
+		e.pk.mu.Lock()
+		delete(e.pk.held, tc)
+		e.pk.mu.Unlock()
+		tc.held.cancel()
+	}()
+	_, args, _, _ := callParams(tc.msg)
+	c := approval.Call{CallID: tc.ourID, Tool: tc.tool, Action: tc.action, Amount: tc.amount, Slip: e.slipFP,
+		Arguments: args, Timeout: e.set.ApprovalTimeout(tc.tool), Prepared: prep}
+	res, err := e.appr.hub.Hold(ctx, c)
+	if e.isCancelled() {
+		tc.held.ledger.Release()
+		s.refuseCancelled(tc)
+		return
+	}
+	switch {
+	case err != nil:
+		tc.held.ledger.Release()
+		s.heldEnded(tc, err)
+		return
+	case res.Outcome == approval.Expired:
+		tc.held.ledger.Release()
+		s.refuse(tc, refusal{action: tc.action, amount: tc.amount, reason: "needs-approval", refused: "needs-approval",
+			codes: []string{"approval-missing", res.Outcome.Code()}, why: "the person's passkey did not approve this call in time"})
+		return
+	case res.Outcome != approval.Approved:
+		tc.held.ledger.Release()
+		s.refuse(tc, refusal{action: tc.action, amount: tc.amount, reason: "other", refused: res.Outcome.Code(),
+			codes: []string{res.Outcome.Code()}, why: "the call was not approved with the person's passkey (" + res.Outcome.Code() + ")"})
+		return
+	case res.Answer.Record == nil:
+		tc.held.ledger.Release()
+		s.refuse(tc, refusal{action: tc.action, amount: tc.amount, reason: "needs-approval", refused: "needs-approval",
+			codes: []string{"approval-missing"}, why: "the permission asks for the person's passkey approval of this call; a yes without it proves nothing to the record"})
+		return
+	}
+	s.sendApproved(tc, res.Answer.Record)
+}
+
+// sendApproved checks the call again with its approval and sends it.
+func (s *Session) sendApproved(tc *toolCall, rec *record.Record) {
+	e := s.e
+	e.admitMu.Lock()
+	if e.stopped.Load() {
+		e.admitMu.Unlock()
+		tc.held.ledger.Release()
+		s.replyCallError(tc, wire.CodeNotTaken, "not taken: "+ErrStopped.Error(), nil)
+		s.release(tc)
+		return
+	}
+	if e.isCancelled() {
+		e.admitMu.Unlock()
+		tc.held.ledger.Release()
+		s.refuseCancelled(tc)
+		return
+	}
+	tc.when = e.stubTime()
+	p := tc.proposal()
+	p.Approval = rec
+	h, d := tc.held.ledger.Reserve(p)
+	if !d.Allowed {
+		e.admitMu.Unlock()
+		tc.held.ledger.Release()
+		s.refuse(tc, refusal{action: tc.action, amount: tc.amount, reason: d.Reason(), codes: decisionCodes(d), why: slipWhy(d)})
+		return
+	}
+	tc.hold = h
+	tc.approval = rec
+	e.scribeQ <- tc
+	s.startSending(tc)
+	e.admitMu.Unlock()
+}
+
+// stubDetails are what an approved call's stub names: the details the approval
+// names and no outcome (that stays in the copy's receipt line), and the
+// approval on its line. Other stubs gain the outcome document.
+func (tc *toolCall) stubDetails(doc record.Detail) ([]record.Detail, string) {
+	if tc.approval != nil {
+		return append([]record.Detail(nil), tc.details...), tc.approval.Fingerprint
+	}
+	return append(append([]record.Detail(nil), tc.details...), doc), ""
+}
