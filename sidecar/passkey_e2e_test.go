@@ -239,3 +239,91 @@ func sha256Of(b []byte) []byte {
 	sum := sha256.Sum256(b)
 	return sum[:]
 }
+
+// A plain yes (the approve command over the queue file) does not let a
+// call through that the slip asks the passkey's approval for: it is refused
+// with needs-approval and never reaches the server. A call no one answers
+// expires into the same refusal.
+func TestPasskeyApprovalNotGivenByAPlainYes(t *testing.T) {
+	o := passkeyOptions()
+	o.Settings = map[string]any{"approvals": map[string]any{"timeout": 1500}}
+	h := startWith(t, "sdk", o)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs := h.client(ctx)
+
+	ch := callAsync(ctx, cs, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "plain yes"}})
+	f := waitRequests(t, h, 1)[0]
+	if out, code := runExecutor(t, "approve", "--config", h.env.SettingsPath, "--id", f.ID, "--yes"); code != 0 {
+		t.Fatalf("approve exits %d: %s", code, out)
+	}
+	res := await(t, h, ch)
+	refusedWith(t, res, "needs-approval")
+	if codes, _ := res.Meta["red.prova/codes"].([]any); len(codes) != 1 || codes[0] != "approval-missing" {
+		t.Fatalf("codes %v", res.Meta)
+	}
+
+	res = await(t, h, callAsync(ctx, cs, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "no answer"}}))
+	refusedWith(t, res, "needs-approval")
+
+	cs.Close()
+	h.stop()
+	if got := receivedCalls(t, h.record); len(got) != 0 {
+		t.Fatalf("the server received %v", got)
+	}
+	h.checkBook()
+	recordsAgree(t, h)
+}
+
+// A cancellation already beside the slip at the start goes into the book
+// once (not again at the next start), and every call is refused.
+func TestPasskeyCancellationAtStart(t *testing.T) {
+	o, record := serverOpts(t, "sdk", passkeyOptions())
+	env, err := devsetup.Build(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prep, err := consent.PrepareCancellation(env.Slip.Fingerprint, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := env.Passkey.Assert(prep.Challenge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := slip.Assemble(prep, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(page.CancellationPath(env.SlipPath), canon.MustMarshal(v), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		h := launch(t, env)
+		h.record = record
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		cs := h.client(ctx)
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "send", Arguments: map[string]any{"recipients": []string{"a"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		refusedWith(t, res, "after-cancellation")
+		cs.Close()
+		h.stop()
+		cancel()
+		h.checkBook()
+		recordsAgree(t, h)
+	}
+	n := 0
+	for _, keys := range bookLines(t, env.BookPath) {
+		if slices.Equal(keys, []string{"cancellation"}) {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d cancellations in the book, want 1", n)
+	}
+	if got := receivedCalls(t, record); len(got) != 0 {
+		t.Fatalf("the server received %v", got)
+	}
+}
