@@ -14,9 +14,12 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/seed-6e06167c/mcp-executor/copylog"
 	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/consent"
+	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
+	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 	"github.com/seed-6e06167c/mcp-executor/receipts/slip"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/page"
 )
@@ -326,4 +329,71 @@ func TestPasskeyCancellationAtStart(t *testing.T) {
 	if got := receivedCalls(t, record); len(got) != 0 {
 		t.Fatalf("the server received %v", got)
 	}
+}
+
+// An approved call the executor was sending when it stopped gets its stub
+// at the next start with the approval kept beside the queue, on one line,
+// naming exactly the details the approval names.
+func TestPasskeyApprovedCallRecoveredAtStart(t *testing.T) {
+	o, rec := serverOpts(t, "sdk", passkeyOptions())
+	env, err := devsetup.Build(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := "provared-1-approved"
+	sentAt := time.Now().Add(-30 * time.Second).UTC().Truncate(time.Second)
+	details := []record.Detail{
+		{Name: receipt.LabelArguments, SHA256: fp(`{"text":"x"}`)},
+		record.TextDetail(receipt.LabelToolName, "echo"),
+		record.TextDetail(receipt.LabelCall, call),
+		record.TextDetail(receipt.LabelRequestID, call),
+	}
+	prep, err := consent.PrepareApproval(consent.Proposal{Slip: env.Slip.Fingerprint,
+		Request: slip.Request{Action: "provared.data.read", With: "executor", Details: details}}, sentAt.Add(-5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := env.Passkey.Assert(prep.Challenge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := slip.Assemble(prep, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	queue := filepath.Join(env.Dir, "approvals")
+	if err := os.MkdirAll(queue, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	kept, _ := json.Marshal(map[string]any{"approval": v})
+	if err := os.WriteFile(filepath.Join(queue, call+".approval"), kept, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	log, err := copylog.Open(env.CopyPath, env.CopyKey, "test executor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := log.Append(copylog.Line{Kind: copylog.KindSent, When: sentAt, Call: call, Tool: "echo", Action: "provared.data.read",
+		Slip: env.Slip.Fingerprint, RequestID: call, Details: details}); err != nil {
+		t.Fatal(err)
+	}
+	log.Close()
+
+	h := launch(t, env)
+	h.record = rec
+	if code := h.stop(); code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, h.stderr.String())
+	}
+	if got := receivedCalls(t, rec); len(got) != 0 {
+		t.Errorf("the call was sent again: %v", got)
+	}
+	h.checkBook()
+	lines := bookLines(t, env.BookPath)
+	if len(lines) != 2 || !slices.Equal(lines[1], []string{"approval", "countersignature", "stub"}) {
+		t.Fatalf("book lines %v", lines)
+	}
+	if _, err := os.Stat(filepath.Join(queue, call+".approval")); !os.IsNotExist(err) {
+		t.Errorf("the kept approval is still there: %v", err)
+	}
+	recordsAgree(t, h)
 }

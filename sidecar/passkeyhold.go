@@ -6,11 +6,15 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
+	"github.com/seed-6e06167c/mcp-executor/copylog"
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
+	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/consent"
+	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
 	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 	"github.com/seed-6e06167c/mcp-executor/receipts/slip"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/approval"
@@ -282,10 +286,19 @@ func (s *Session) awaitPasskey(ctx context.Context, tc *toolCall, prep *slip.Pre
 // sendApproved checks the call again with its approval and sends it.
 func (s *Session) sendApproved(tc *toolCall, rec *record.Record) {
 	e := s.e
+	if err := e.keepApproval(tc.ourID, rec); err != nil {
+		tc.held.ledger.Release()
+		e.log.Error("an approved call is not sent: its approval could not be kept for a restart", slog.String("call", tc.ourID), slog.String("error", err.Error()))
+		s.replyCallError(tc, wire.CodeNotTaken, "not taken: the executor could not keep the call's approval", nil)
+		s.release(tc)
+		return
+	}
+	tc.approval = rec
 	e.admitMu.Lock()
 	if e.stopped.Load() {
 		e.admitMu.Unlock()
 		tc.held.ledger.Release()
+		e.forgetApproval(tc)
 		s.replyCallError(tc, wire.CodeNotTaken, "not taken: "+ErrStopped.Error(), nil)
 		s.release(tc)
 		return
@@ -293,6 +306,7 @@ func (s *Session) sendApproved(tc *toolCall, rec *record.Record) {
 	if e.isCancelled() {
 		e.admitMu.Unlock()
 		tc.held.ledger.Release()
+		e.forgetApproval(tc)
 		s.refuseCancelled(tc)
 		return
 	}
@@ -303,11 +317,11 @@ func (s *Session) sendApproved(tc *toolCall, rec *record.Record) {
 	if !d.Allowed {
 		e.admitMu.Unlock()
 		tc.held.ledger.Release()
+		e.forgetApproval(tc)
 		s.refuse(tc, refusal{action: tc.action, amount: tc.amount, reason: d.Reason(), codes: decisionCodes(d), why: slipWhy(d)})
 		return
 	}
 	tc.hold = h
-	tc.approval = rec
 	e.scribeQ <- tc
 	s.startSending(tc)
 	e.admitMu.Unlock()
@@ -321,4 +335,120 @@ func (tc *toolCall) stubDetails(doc record.Detail) ([]record.Detail, string) {
 		return append([]record.Detail(nil), tc.details...), tc.approval.Fingerprint
 	}
 	return append(append([]record.Detail(nil), tc.details...), doc), ""
+}
+
+// keptSuffix names the file that keeps an approved call's approval in the
+// queue folder from just before the call is sent until its stub is in the
+// book: a start after a stop in between writes the stub late with it
+// (recover), since the copy holds only the call's details.
+const keptSuffix = ".approval"
+
+func (e *Executor) keptPath(call string) string {
+	return filepath.Join(e.set.Approvals.Queue, call+keptSuffix)
+}
+
+// keepApproval writes the approval of a call about to be sent, durably.
+func (e *Executor) keepApproval(call string, rec *record.Record) error {
+	data, err := canon.Marshal(map[string]any{"approval": rec.Value()})
+	if err != nil {
+		return fmt.Errorf("keeping the approval of call %s: %w", call, err)
+	}
+	path := e.keptPath(call)
+	tmp := path + ".tmp"
+	fh, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("keeping the approval of call %s in %s: %w", call, e.set.Approvals.Queue, err)
+	}
+	_, err = fh.Write(data)
+	if err == nil {
+		err = fh.Sync()
+	}
+	if cerr := fh.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("keeping the approval of call %s in %s: %w", call, e.set.Approvals.Queue, err)
+	}
+	return nil
+}
+
+// forgetApproval removes a kept approval once the call's stub is in the
+// book or the call was not sent.
+func (e *Executor) forgetApproval(tc *toolCall) {
+	if tc.approval == nil {
+		return
+	}
+	if err := os.Remove(e.keptPath(tc.ourID)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		e.log.Warn("a kept approval could not be removed", slog.String("call", tc.ourID), slog.String("error", err.Error()))
+	}
+}
+
+// keptApproval reads the approval kept for a call; nil when there is none.
+func (e *Executor) keptApproval(call string) (*record.Record, error) {
+	data, err := os.ReadFile(e.keptPath(call))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the kept approval of call %s: %w", call, err)
+	}
+	v, err := canon.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("the kept approval of call %s (%s): %w", call, e.keptPath(call), err)
+	}
+	m, _ := v.(map[string]any)
+	a, err := slip.ReadApproval(m["approval"])
+	if err != nil {
+		return nil, fmt.Errorf("the kept approval of call %s (%s): %w", call, e.keptPath(call), err)
+	}
+	return a.Record, nil
+}
+
+// recoverApproved writes the late stub of an approved call: exactly the
+// details its approval names, with the approval on its line (the
+// written-late and error documents stay in the copy). It reports whether
+// the call had a kept approval.
+func (e *Executor) recoverApproved(ctx context.Context, sent copylog.Line) (bool, error) {
+	rec, err := e.keptApproval(sent.Call)
+	if err != nil || rec == nil {
+		return false, err
+	}
+	when := sent.When.UTC().Truncate(time.Second)
+	p := book.Proposal{Slip: e.slipFP, Action: sent.Action, Amount: sent.Amount, With: e.set.Service, Details: sent.Details, When: when, Approval: rec}
+	h, d := e.ledger.Reserve(p)
+	if !d.Allowed {
+		return true, fmt.Errorf("the receipt of approved call %s, sent %s, cannot be written: the check before acting refuses it (%v)",
+			sent.Call, canon.FormatTime(when), decisionCodes(d))
+	}
+	pos, err := h.Position(ctx)
+	var line book.Line
+	if err == nil {
+		f := receipt.StubFields{Slip: e.slipFP, Seq: pos.Seq, Previous: pos.Previous, Action: sent.Action, Amount: sent.Amount,
+			With: e.set.Service, Details: sent.Details, When: when, Approval: rec.Fingerprint}
+		line, err = f.Sign(ctx, e.agent, e.exec, time.Now().UTC())
+	}
+	if err == nil {
+		line.Approval = rec
+		err = e.book.AppendStub(h, line)
+	}
+	if err != nil {
+		h.Release()
+		return true, fmt.Errorf("writing the receipt of approved call %s: %w", sent.Call, err)
+	}
+	if err := e.copy.Append(copylog.Line{Kind: copylog.KindLateReceipt, Call: sent.Call, Stub: line.Stub.Fingerprint}); err != nil {
+		return true, fmt.Errorf("writing the copy: %w", err)
+	}
+	if when.After(e.lastWhen) {
+		e.lastWhen = when
+	}
+	if err := os.Remove(e.keptPath(sent.Call)); err != nil {
+		e.log.Warn("a kept approval could not be removed", slog.String("call", sent.Call), slog.String("error", err.Error()))
+	}
+	e.log.Warn("wrote the receipt of an approved call the executor was sending when it stopped",
+		slog.String("call", sent.Call), slog.String("stub", line.Stub.Fingerprint))
+	return true, nil
 }

@@ -41,6 +41,12 @@ func (e *Executor) recover(ctx context.Context) error {
 			}
 			continue
 		}
+		if approved, err := e.recoverApproved(ctx, u.Sent); approved || err != nil {
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		doc := record.TextDetail(receipt.LabelError, receipt.TextStoppedWhileSent)
 		if u.Outcome != nil {
 			doc = *u.Outcome

@@ -38,6 +38,7 @@ func (e *Executor) commit(tc *toolCall) {
 	switch out.kind {
 	case outNotSent:
 		tc.hold.Release()
+		e.forgetApproval(tc)
 		e.later(func() {
 			s.replyCallError(tc, wire.CodeNotTaken, "not taken: the executor could not record the call", nil)
 			s.release(tc)
@@ -45,6 +46,7 @@ func (e *Executor) commit(tc *toolCall) {
 		return
 	case outWithdrawn:
 		tc.hold.Release()
+		e.forgetApproval(tc)
 		s.appendCopy(copylog.Line{Kind: copylog.KindWithdrawn, Call: tc.ourID})
 		s.release(tc)
 		return
@@ -110,6 +112,7 @@ func (e *Executor) finishCommit(tc *toolCall, line book.Line, doc record.Detail)
 		return
 	}
 	faultPoint("after-stub")
+	e.forgetApproval(tc)
 	stubFP := line.Stub.Fingerprint
 	if err := e.copy.Append(copylog.Line{Kind: copylog.KindReceipt, Call: tc.ourID, Stub: stubFP,
 		Outcome: &doc}); err != nil {
