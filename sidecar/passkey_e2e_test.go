@@ -281,7 +281,7 @@ func TestPasskeyApprovalNotGivenByAPlainYes(t *testing.T) {
 // A cancellation already beside the slip at the start goes into the book
 // once (not again at the next start), and every call is refused.
 func TestPasskeyCancellationAtStart(t *testing.T) {
-	o, record := serverOpts(t, "sdk", passkeyOptions())
+	o, rec := serverOpts(t, "sdk", passkeyOptions())
 	env, err := devsetup.Build(o)
 	if err != nil {
 		t.Fatal(err)
@@ -303,7 +303,7 @@ func TestPasskeyCancellationAtStart(t *testing.T) {
 	}
 	for range 2 {
 		h := launch(t, env)
-		h.record = record
+		h.record = rec
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		cs := h.client(ctx)
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "send", Arguments: map[string]any{"recipients": []string{"a"}}})
@@ -326,7 +326,7 @@ func TestPasskeyCancellationAtStart(t *testing.T) {
 	if n != 1 {
 		t.Fatalf("%d cancellations in the book, want 1", n)
 	}
-	if got := receivedCalls(t, record); len(got) != 0 {
+	if got := receivedCalls(t, rec); len(got) != 0 {
 		t.Fatalf("the server received %v", got)
 	}
 }

@@ -102,10 +102,12 @@ func (e *Executor) closePasskeys() {
 	}
 }
 
-// pageChannels is the page's channel for the hub, always beside the queue:
-// it acts only on requests that carry a prepared approval.
+// pageChannels is the page's channel for the hub, beside the queue when the
+// slip asks for approvals: it acts only on requests that carry a prepared
+// approval (an open channel that would never answer a rule's approval
+// otherwise hides "approval-no-channel").
 func (e *Executor) pageChannels(queueDir string) []approval.Channel {
-	if e.pk == nil {
+	if !e.wantsPasskey() {
 		return nil
 	}
 	sl := e.pk.slip

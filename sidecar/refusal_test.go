@@ -47,7 +47,10 @@ func TestRefusalsNeverReachTheServer(t *testing.T) {
 			call:    mcp.CallToolParams{Name: "order", Arguments: map[string]any{"total": 41}},
 			refused: "over-limit", code: "over-limit", reason: "over-limit", action: "supplies.order"},
 		{name: "needs approval", opts: func(o *devsetup.Options) {
+			// Held for the passkey's approval (passkey_e2e_test.go) until it
+			// expires into the refusal.
 			o.Requires = []map[string]any{{"need": "approval", "action": "provared.data.read"}}
+			o.Settings = map[string]any{"approvals": map[string]any{"timeout": 1000}}
 		},
 			call:    mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}},
 			refused: "needs-approval", code: "approval-missing", reason: "needs-approval", action: "provared.data.read"},

@@ -64,7 +64,7 @@ func Open(ctx context.Context, o OpenOptions) (_ *Executor, err error) {
 		return nil, err
 	}
 	if err := e.openPasskeys(p.slip); err != nil {
-		e.Close()
+		_ = e.Close() // the start's error is the one to report
 		cl = nil
 		return nil, err
 	}
