@@ -4,6 +4,9 @@ package book
 const (
 	MaxEntries   = 100000 // the most entries a book may hold
 	MaxLineBytes = 131072 // the longest line, in bytes, without its line feed
+	// NearFull is the number of entries (90% of MaxEntries) from which
+	// `check` and `verify` warn that the book is nearly full.
+	NearFull = MaxEntries * 9 / 10
 	// Format names the checker's result format.
 	Format = "provared-book-draft-v0"
 	// clockAllowance is the 300 s the format allows between two clocks.
