@@ -40,7 +40,11 @@ func (r *reader) keySetSignatures(rec *record.Record, keys jwk.KeySet) []SigStat
 	return states
 }
 
-func verifyWithKey(k *jwk.Key, input, sig []byte) bool { return k.Verify(input, sig) }
+func verifyWithKey(k *jwk.Key, input, sig []byte) bool { return checkSignature(k, input, sig) }
+
+// checkSignature checks one signature; the benchmarks' child processes
+// replace it to read books with placeholder signatures.
+var checkSignature = func(k *jwk.Key, input, sig []byte) bool { return k.Verify(input, sig) }
 
 func overall(states []SigState) string {
 	for _, s := range states {

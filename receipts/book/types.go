@@ -30,6 +30,9 @@ type Options struct {
 	// ExpectedSize is the number of entries the caller already trusts; nil
 	// for none. Read as ExpectedRoot is.
 	ExpectedSize *int
+	// Checkpoint, read by OpenBook alone, is the state the executor last
+	// verified (see [Checkpoint]); nil for none.
+	Checkpoint *Checkpoint
 }
 
 func (o Options) without(alg string) bool {
