@@ -7,6 +7,10 @@ const (
 	// NearFull is the number of entries (90% of MaxEntries) from which
 	// `check` and `verify` warn that the book is nearly full.
 	NearFull = MaxEntries * 9 / 10
+	// FullReserve is how many entries before MaxEntries the executor stops
+	// taking new calls, so that every call already in flight, and the
+	// receipts a restart writes from the copy, still find room.
+	FullReserve = 1000
 	// Format names the checker's result format.
 	Format = "provared-book-draft-v0"
 	// clockAllowance is the 300 s the format allows between two clocks.
