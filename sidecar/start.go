@@ -170,5 +170,6 @@ func (e *Executor) begin(ctx context.Context) error {
 	}
 	e.log.Info("executor started", slog.String("name", e.set.Name), slog.String("slip", e.slipFP),
 		slog.Int("bookEntries", e.ledger.Size()))
+	e.bookFullWhy() // a book already full says so at once (bookfull.go)
 	return nil
 }
