@@ -20,17 +20,23 @@ type lineScanner struct {
 	bytes int64 // bytes read so far, line feeds included
 	// leaf is the leaf hash of the line last returned when it was cut.
 	leaf *[32]byte
+	buf  []byte // the line last returned, reused for the next
+	// lastEnd is bytes at the end of the line last returned.
+	lastEnd int64
 }
 
 func newLineScanner(src io.Reader) *lineScanner {
 	return &lineScanner{br: bufio.NewReaderSize(src, 1<<16)}
 }
 
-// next returns the next line without its line feed, in a slice of its own,
-// and whether a line feed ended it. At the end it returns io.EOF and no
-// line.
+// next returns the next line without its line feed, and whether a line
+// feed ended it. The line is valid until the next call (the reader keeps
+// nothing of a line's bytes: what it keeps it copies). At the end it
+// returns io.EOF and no line.
 func (s *lineScanner) next() (line []byte, lf bool, err error) {
 	s.leaf = nil
+	line = s.buf[:0]
+	defer func() { s.buf = line[:0] }()
 	var h interface {
 		Write([]byte) (int, error)
 		Sum([]byte) []byte
@@ -61,12 +67,10 @@ func (s *lineScanner) next() (line []byte, lf bool, err error) {
 		if rerr != nil && rerr != io.EOF {
 			return nil, false, rerr
 		}
-		if rerr == io.EOF && line == nil && h == nil {
-			return nil, false, io.EOF
+		if rerr == io.EOF && len(line) == 0 && h == nil && s.bytes == s.lastEnd {
+			return line, false, io.EOF
 		}
-		if line == nil {
-			line = []byte{}
-		}
+		s.lastEnd = s.bytes
 		if h != nil {
 			var leaf [32]byte
 			h.Sum(leaf[:0])
