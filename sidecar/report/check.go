@@ -268,13 +268,13 @@ func (c *setupCheck) copyKeyAndCopy() {
 	case c.copyKey == nil:
 		c.rep.add(LevelNote, "copy", "executor.copy "+copyPath, "empty", "")
 	default:
-		lines, err := copylog.ReadFile(copyPath, c.copyKey, set.Name)
+		lines, unfinished, err := copylog.ReadUnfinished(copyPath, c.copyKey, set.Name)
 		if err != nil {
 			c.rep.add(LevelProblem, "copy", "executor.copy "+copyPath, err.Error(), copyFix(err))
 			return
 		}
-		msg := fmt.Sprintf("%d lines check under the copy key and run in sequence", len(lines))
-		if n := len(copylog.UnfinishedCalls(lines)); n > 0 {
+		msg := fmt.Sprintf("%d lines check under the copy key and run in sequence", lines)
+		if n := len(unfinished); n > 0 {
 			msg += fmt.Sprintf("; %d calls were being sent when the executor stopped: the next start writes their receipts", n)
 		}
 		c.rep.add(LevelOK, "copy", "executor.copy "+copyPath, msg, "")
