@@ -112,4 +112,3 @@ func sum(key, input []byte) []byte {
 	mac.Write(input)
 	return mac.Sum(nil)
 }
-

@@ -99,25 +99,41 @@ func verifyStream(src io.ReadSeeker, key []byte, name, path string, each func(Li
 			}
 		}
 	}
+	return n, size, streamVerdict(src, path, verdict{firstErr, otherName, seqAt, seqGot, seqRaw, movedTo, cut, checked, n})
+}
+
+// verdict is what verifyStream found, for streamVerdict to choose the
+// error from in the order the format's reader reports them.
+type verdict struct {
+	firstErr, otherName *LineError
+	seqAt, seqGot       int64
+	seqRaw              []byte
+	movedTo             int64
+	cut                 bool
+	checked, n          int64
+}
+
+func streamVerdict(src io.ReadSeeker, path string, v verdict) error {
+	firstErr, otherName, seqAt, seqGot, seqRaw, movedTo, cut, checked, n := v.firstErr, v.otherName, v.seqAt, v.seqGot, v.seqRaw, v.movedTo, v.cut, v.checked, v.n
 	if firstErr != nil {
 		if checked == 0 && errors.Is(firstErr.Err, errTagFails) {
-			return 0, 0, &LineError{Path: path, Line: firstErr.Line, Reason: "no line checks under the copy key given: the key is not this copy's, or every line was changed", Err: ErrWrongKey}
+			return &LineError{Path: path, Line: firstErr.Line, Reason: "no line checks under the copy key given: the key is not this copy's, or every line was changed", Err: ErrWrongKey}
 		}
 		if errors.Is(firstErr.Err, errTagFails) {
 			firstErr.Err = ErrTampered
 		}
-		return 0, 0, firstErr
+		return firstErr
 	}
 	if otherName != nil {
-		return 0, 0, otherName
+		return otherName
 	}
 	if seqAt != 0 {
-		return 0, 0, seqFault(src, path, seqAt, seqGot, seqRaw, movedTo)
+		return seqFault(src, path, seqAt, seqGot, seqRaw, movedTo)
 	}
 	if cut {
-		return 0, 0, &LineError{Path: path, Line: int(n + 1), Reason: "the last line has no end (LF): a stop cut it while it was being written", Err: ErrCutLine}
+		return &LineError{Path: path, Line: int(n + 1), Reason: "the last line has no end (LF): a stop cut it while it was being written", Err: ErrCutLine}
 	}
-	return n, size, nil
+	return nil
 }
 
 // seqFault says what is wrong at line at, the first whose number (got) is
@@ -166,10 +182,10 @@ func readCopyLine(br *bufio.Reader, buf *[]byte) (raw []byte, complete bool, err
 	if line == nil {
 		line = []byte{} // an empty line is a line, not the end
 	}
-	any := false
+	sawBytes := false
 	for {
 		chunk, rerr := br.ReadSlice('\n')
-		any = any || len(chunk) > 0
+		sawBytes = sawBytes || len(chunk) > 0
 		if rerr == nil {
 			chunk = chunk[:len(chunk)-1]
 		}
@@ -181,7 +197,7 @@ func readCopyLine(br *bufio.Reader, buf *[]byte) (raw []byte, complete bool, err
 			continue
 		case rerr == io.EOF:
 			*buf = line
-			if !any {
+			if !sawBytes {
 				return nil, false, nil
 			}
 			return line, false, nil

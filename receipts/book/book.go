@@ -217,7 +217,7 @@ func (b *Book) read(r *reader, after func() error) error {
 	sc := newLineScanner(b.f)
 	for n := 1; ; n++ {
 		line, lf, err := sc.next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil {

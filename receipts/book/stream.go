@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"crypto/sha256"
 	"errors"
+	"hash"
 	"io"
 	"sort"
 
@@ -37,10 +38,7 @@ func (s *lineScanner) next() (line []byte, lf bool, err error) {
 	s.leaf = nil
 	line = s.buf[:0]
 	defer func() { s.buf = line[:0] }()
-	var h interface {
-		Write([]byte) (int, error)
-		Sum([]byte) []byte
-	}
+	var h hash.Hash
 	for {
 		chunk, rerr := s.br.ReadSlice('\n')
 		s.bytes += int64(len(chunk))
@@ -164,7 +162,7 @@ func checkStreamLines(src io.Reader, opts Options, each func(*Entry), eachLine f
 	sc := newLineScanner(src)
 	for {
 		line, _, err := sc.next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {

@@ -105,7 +105,6 @@ type Entry struct {
 	counterSigs   []SigState
 	approvalState string // stubs: absent, invalid, valid, unavailable
 	approvalAlg   string
-	late          []Finding // findings settled after every stub was read (periods)
 }
 
 // Counts are the numbers of entries of each kind.

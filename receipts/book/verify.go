@@ -54,8 +54,7 @@ func Verify(text []byte, opts Options) *Report {
 // cannot be read.
 func VerifyReader(src io.Reader, opts Options, each func(line []byte)) (*Report, error) {
 	var problems, breaches []LineFinding
-	var lines func(*Entry)
-	lines = func(e *Entry) {
+	lines := func(e *Entry) {
 		for _, p := range e.Problems {
 			problems = append(problems, LineFinding{Line: e.Index + 1, Code: p.Code, Message: p.Message})
 		}

@@ -78,16 +78,15 @@ func SaveCheckpoint(set *settings.Settings, bk *book.Book, copyKey []byte) error
 	if err != nil {
 		return fmt.Errorf("writing book checkpoint %s: %w", path, err)
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing book checkpoint %s: %w", path, err)
+	defer func() { _ = os.Remove(tmp.Name()) }() // gone already once renamed
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Sync()
 	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing book checkpoint %s: %w", path, err)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
 	}
-	if err := tmp.Close(); err != nil {
+	if err != nil {
 		return fmt.Errorf("writing book checkpoint %s: %w", path, err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
