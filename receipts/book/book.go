@@ -185,7 +185,9 @@ func (b *Book) readParallel(opts Options, cp *Checkpoint) (r *reader, failed boo
 	}
 	var after func() error
 	if cp != nil {
+		r.covered = cp.Entries > 0
 		after = func() error {
+			r.covered = cp != nil && r.size < cp.Entries
 			if cp == nil || r.size != cp.Entries {
 				return nil
 			}
@@ -194,6 +196,7 @@ func (b *Book) readParallel(opts Options, cp *Checkpoint) (r *reader, failed boo
 				return errCheckpointMismatch
 			}
 			cp = nil // checked: the lines after it are verified
+			r.covered = false
 			return nil
 		}
 	}

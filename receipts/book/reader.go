@@ -58,6 +58,11 @@ type reader struct {
 	// leaf, when set, is the leaf hash of the line being read, which was
 	// handed over cut (see lineScanner).
 	leaf *[32]byte
+	// covered is whether the line being read is one a checkpoint covers
+	// (OpenBook): its hybrid signatures are taken as checked, and the
+	// checkpoint's top fingerprint, compared once those lines are read,
+	// confirms them or throws the whole reading away.
+	covered bool
 }
 
 // running is the summary kept line by line, for the check before acting.
