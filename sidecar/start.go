@@ -165,6 +165,11 @@ func (e *Executor) begin(ctx context.Context) error {
 	if err := e.recover(ctx); err != nil {
 		return fmt.Errorf("recovering at start: %w", err)
 	}
+	pol, err := newPolicy(e.set, e.copy, e.log)
+	if err != nil {
+		return err
+	}
+	e.pol = pol
 	if err := e.copy.Append(copylog.Line{Kind: copylog.KindStart}); err != nil {
 		return fmt.Errorf("writing the copy: %w", err)
 	}
