@@ -113,7 +113,7 @@ func loadParts(ctx context.Context, set *settings.Settings, cl *closers, log *sl
 	}
 	// The tool server's credentials must be readable before anything is written: a start that would fail
 	// on them leaves no book and no copy behind.
-	if _, err := serverEnv(ctx, set, log); err != nil {
+	if err := checkCredentials(ctx, set, log); err != nil {
 		return nil, err
 	}
 	return p, nil
