@@ -350,3 +350,61 @@ func TestMultiServersHTTP(t *testing.T) {
 	}
 	m.checkRecords(t)
 }
+
+// `tools --json` starts both servers and shows their annotations beside
+// the decision and the rule; a destructive tool allowed without approval
+// is warned about.
+func TestMultiServersToolsCommand(t *testing.T) {
+	m := newMultiEnv(t, "")
+	out, err := exec.Command(executorBin, "tools", "--config", m.env.SettingsPath, "--json").Output()
+	if err != nil {
+		t.Fatalf("tools: %v\n%s", err, out)
+	}
+	var res struct {
+		Tools []struct {
+			Name        string         `json:"name"`
+			Server      string         `json:"server"`
+			Decision    string         `json:"decision"`
+			Rule        string         `json:"rule"`
+			Annotations map[string]any `json:"annotations"`
+			Quota       map[string]any `json:"quota"`
+			Warning     string         `json:"warning"`
+		} `json:"tools"`
+		Failures []any `json:"failures"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatal(err)
+	}
+	by := map[string]int{}
+	for i, tl := range res.Tools {
+		by[tl.Name] = i
+	}
+	for name, want := range map[string][2]string{
+		"fs.read_text_file":   {"allow", "glob:fs.read_*"},
+		"fs.move_file":        {"refuse", "exact"},
+		"fs.search_files":     {"allow", "exact"},
+		"fs.create_directory": {"unlisted", ""},
+		"ev.echo":             {"allow", "exact"},
+	} {
+		i, ok := by[name]
+		if !ok {
+			t.Errorf("tools lacks %s", name)
+			continue
+		}
+		if tl := res.Tools[i]; tl.Decision != want[0] || tl.Rule != want[1] {
+			t.Errorf("%s: %s %q, want %s %q", name, tl.Decision, tl.Rule, want[0], want[1])
+		}
+	}
+	if tl := res.Tools[by["fs.read_text_file"]]; tl.Annotations["readOnlyHint"] != true || tl.Server != "fs" {
+		t.Errorf("fs.read_text_file: the server's annotations are not shown: %+v", tl)
+	}
+	if tl := res.Tools[by["fs.search_files"]]; tl.Quota["PerMinute"] == nil && tl.Quota["perMinute"] == nil {
+		t.Errorf("fs.search_files: no quota shown: %+v", tl)
+	}
+	if tl := res.Tools[by["fs.write_file"]]; tl.Annotations["destructiveHint"] != true || tl.Warning == "" {
+		t.Errorf("fs.write_file (destructive, allowed): no warning: %+v", tl)
+	}
+	if len(res.Failures) != 0 {
+		t.Errorf("failures: %v", res.Failures)
+	}
+}
