@@ -2,12 +2,14 @@ package sidecar
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/seed-6e06167c/mcp-executor/copylog"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/policy/glob"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/policy/quota"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/policy/redact"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 )
 
@@ -96,5 +98,29 @@ func TestToolRuleResolve(t *testing.T) {
 	}
 	if r, _ := p.resolve(set, "fs.read_secret"); !r.Refuse {
 		t.Error("fs.read_secret: the refuse rule is not the one found")
+	}
+}
+
+// RedactArgs shows a secret as a token an auditor can check with the salt
+// the copy keeps; other values stay.
+func TestRedactArgs(t *testing.T) {
+	salt := redact.NewSalt()
+	r, err := redact.New(salt, redact.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &Executor{pol: &policy{redactor: r}}
+	secret := "sk-proj-" + strings.Repeat("Ab1", 12)
+	got := string(e.RedactArgs([]byte(`{"path":"/data/key.txt","content":"api_key=` + secret + `"}`)))
+	if strings.Contains(got, secret) || !strings.Contains(got, `"path":"/data/key.txt"`) {
+		t.Fatalf("RedactArgs = %s", got)
+	}
+	i := strings.Index(got, "[REDACTED:")
+	j := strings.Index(got[i:], "]")
+	if i < 0 || j < 0 || !redact.Verify(salt, secret, got[i:i+j+1]) {
+		t.Fatalf("no token the salt verifies in %s", got)
+	}
+	if txt := e.RedactArgs([]byte("not json Bearer " + secret)); strings.Contains(string(txt), secret) {
+		t.Fatalf("RedactArgs on text = %s", txt)
 	}
 }
