@@ -255,6 +255,22 @@ func TestMultiServersTypeScriptClient(t *testing.T) {
 		}
 	}
 	m.checkRecords(t)
+	rep := m.report(t)
+	if strings.Contains(string(rep.raw), secret) {
+		t.Error("report shows the secret")
+	}
+	if u := rep.tool("fs.move_file"); u.Refused["rule"] != 1 || u.Allowed != 0 {
+		t.Errorf("report fs.move_file: %+v", u)
+	}
+	if u := rep.tool("fs.create_directory"); u.Refused["unlisted"] != 1 {
+		t.Errorf("report fs.create_directory: %+v", u)
+	}
+	if u := rep.tool("fs.write_file"); u.Calls != 1 || u.Allowed != 1 || u.Errors != 0 {
+		t.Errorf("report fs.write_file: %+v", u)
+	}
+	if !rep.CompareOK {
+		t.Errorf("report: compare %s", rep.Compare)
+	}
 }
 
 // The fourth fs.search_files in a minute is refused by its quota, and the
@@ -280,6 +296,9 @@ func TestMultiServersQuota(t *testing.T) {
 		t.Fatalf("after a restart within the minute: %+v", res[0])
 	}
 	m.checkRecords(t)
+	if u := m.report(t).tool("fs.search_files"); u.Calls != 5 || u.Allowed != 3 || u.Refused["quota"] != 2 || u.Server.P99 <= 0 {
+		t.Errorf("report fs.search_files: %+v", u)
+	}
 }
 
 // The everything server over streamable HTTP behind the executor, beside
@@ -407,4 +426,52 @@ func TestMultiServersToolsCommand(t *testing.T) {
 	if len(res.Failures) != 0 {
 		t.Errorf("failures: %v", res.Failures)
 	}
+}
+
+type usageReport struct {
+	raw   []byte
+	Tools []struct {
+		Tool    string         `json:"tool"`
+		Calls   int            `json:"calls"`
+		Allowed int            `json:"allowed"`
+		Refused map[string]int `json:"refused"`
+		Errors  int            `json:"errors"`
+		Server  struct {
+			P99 int64 `json:"p99Ms"`
+		} `json:"serverTime"`
+	} `json:"tools"`
+	Compare   string `json:"compare"`
+	CompareOK bool   `json:"compareOK"`
+}
+
+func (r *usageReport) tool(name string) (u struct {
+	Tool    string         `json:"tool"`
+	Calls   int            `json:"calls"`
+	Allowed int            `json:"allowed"`
+	Refused map[string]int `json:"refused"`
+	Errors  int            `json:"errors"`
+	Server  struct {
+		P99 int64 `json:"p99Ms"`
+	} `json:"serverTime"`
+}) {
+	for _, t := range r.Tools {
+		if t.Tool == name {
+			return t
+		}
+	}
+	return u
+}
+
+// report runs `report --json` on the records.
+func (m *multiEnv) report(t *testing.T) *usageReport {
+	t.Helper()
+	out, err := exec.Command(executorBin, "report", "--config", m.env.SettingsPath, "--json").Output()
+	if err != nil {
+		t.Fatalf("report: %v\n%s", err, out)
+	}
+	r := &usageReport{raw: out}
+	if err := json.Unmarshal(out, r); err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
