@@ -275,8 +275,7 @@ func (r *router) request(line []byte, m *wire.Message) {
 // serverFor is the server a request other than the tools' goes to.
 func (r *router) serverFor(method string) *namedServer {
 	capName, _, _ := strings.Cut(method, "/")
-	switch capName {
-	case "completion":
+	if capName == "completion" {
 		capName = "completions"
 	}
 	for _, u := range r.ups {

@@ -166,7 +166,7 @@ func (h *httpUpstream) post(line []byte, m *wire.Message, init bool) {
 		}
 		return
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	if init {
 		if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
 			h.sessionID = sid

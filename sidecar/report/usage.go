@@ -244,13 +244,13 @@ func counts(m map[string]int) string {
 	if len(m) == 0 {
 		return "-"
 	}
-	keys := make([]string, 0, len(m))
+	names := make([]string, 0, len(m))
 	for k := range m {
-		keys = append(keys, k)
+		names = append(names, k)
 	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, k := range names {
 		parts[i] = fmt.Sprintf("%s:%d", k, m[k])
 	}
 	return strings.Join(parts, ",")
