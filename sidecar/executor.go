@@ -30,7 +30,8 @@ type Executor struct {
 	rules   *contentrules.Rules // nil without a rules file
 	rulesFP string              // "" without a rules file
 	denials *denialLimiter
-	pol     *policy // tool rules, quotas, redaction; set by begin
+	pol     *policy    // tool rules, quotas, redaction; set by begin
+	appr    *approvals // nil when no call is held for approval (hold.go)
 
 	admitMu  sync.Mutex // the order calls are judged, sent and written in
 	lastWhen time.Time  // the latest stub time handed out (never goes back)
@@ -90,6 +91,7 @@ func (e *Executor) Close() error {
 		close(e.scribeQ)
 		<-e.scribeDone
 		e.denials.close()
+		e.closeApprovals()
 		if e.closer != nil {
 			e.closeErr = e.closer()
 		}
