@@ -15,8 +15,10 @@ import (
 
 	"github.com/seed-6e06167c/mcp-executor/copylog"
 	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
+	"github.com/seed-6e06167c/mcp-executor/internal/syncbuf"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/policy/redact"
 )
 
 // multiEnv is an executor in front of server-filesystem as "fs" and
@@ -474,4 +476,91 @@ func (m *multiEnv) report(t *testing.T) *usageReport {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// A write_file held for approval: the queue file a person reads shows the
+// fake key redacted (a token the copy's salt verifies), the server gets
+// the content whole once approved, and report and the logs never show it.
+func TestMultiServersRedactedApproval(t *testing.T) {
+	m := newMultiEnv(t, "")
+	raw, err := os.ReadFile(m.env.SettingsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var set map[string]any
+	if err := json.Unmarshal(raw, &set); err != nil {
+		t.Fatal(err)
+	}
+	set["tools"].(map[string]any)["fs.write_file"].(map[string]any)["approve"] = true
+	if raw, err = json.Marshal(set); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(m.env.SettingsPath, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	secret := "sk-proj-" + strings.Repeat("Zq9", 12)
+	content := "token file\napi_key=" + secret + "\n"
+	plan, _ := json.Marshal(map[string]any{"steps": []step{{Op: "call", Name: "fs.write_file",
+		Args: map[string]any{"path": filepath.Join(m.data, "key.txt"), "content": content}}}})
+	planPath := filepath.Join(t.TempDir(), "plan.json")
+	if err := os.WriteFile(planPath, plan, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	node, _ := npmServer(t, "server-filesystem")
+	client, _ := filepath.Abs(filepath.Join("..", "testdata", "multi", "client.mjs"))
+	cmd := exec.Command(node, client, planPath, executorBin, "stdio", "--config", m.env.SettingsPath)
+	var stdout, stderr syncbuf.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, env: m.env, stderr: &stderr}
+	f := waitRequests(t, h, 1)[0]
+	shown := string(f.Arguments)
+	if strings.Contains(shown, secret) || !strings.Contains(shown, "[REDACTED:") {
+		t.Fatalf("the approval request shows %s", shown)
+	}
+	files, _ := filepath.Glob(filepath.Join(queueDir(h), "*"))
+	for _, p := range files {
+		if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), secret) {
+			t.Fatalf("queue file %s holds the secret", p)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(m.data, "key.txt")); err == nil {
+		t.Fatal("the server wrote the file before the approval")
+	}
+	if out, code := runExecutor(t, "approve", "--config", m.env.SettingsPath, "--id", f.ID, "--yes"); code != 0 {
+		t.Fatalf("approve exits %d: %s", code, out)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("the client: %v\n%s", err, stderr.String())
+	}
+	var out struct {
+		Steps []stepResult `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(stdout.String()), &out); err != nil || len(out.Steps) != 1 || out.Steps[0].IsError || out.Steps[0].Error != "" {
+		t.Fatalf("the approved write answered %s (%v)", stdout.String(), err)
+	}
+	got, err := os.ReadFile(filepath.Join(m.data, "key.txt"))
+	if err != nil || string(got) != content {
+		t.Fatalf("the server wrote %q (%v), want the content whole", got, err)
+	}
+	if strings.Contains(stderr.String(), secret) {
+		t.Error("the logs hold the secret")
+	}
+	// The token in the request is the secret's under the copy's salt.
+	salt := copylog.LatestSalt(m.copyLines(t))
+	i := strings.Index(shown, "[REDACTED:")
+	j := strings.Index(shown[i:], "]")
+	if salt == nil || !redact.Verify(salt, secret, shown[i:i+j+1]) {
+		t.Errorf("the token %s is not the secret's under the copy's salt", shown[i:i+j+1])
+	}
+	rep := m.report(t)
+	if strings.Contains(string(rep.raw), secret) {
+		t.Error("report shows the secret")
+	}
+	if u := rep.tool("fs.write_file"); u.Allowed != 1 {
+		t.Errorf("report fs.write_file: %+v", u)
+	}
+	m.checkRecords(t)
 }
