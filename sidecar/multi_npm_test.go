@@ -564,3 +564,32 @@ func TestMultiServersRedactedApproval(t *testing.T) {
 	}
 	m.checkRecords(t)
 }
+
+// `tools` exits 1 and names the server that cannot start, and still lists
+// the others.
+func TestMultiServersToolsCommandServerFails(t *testing.T) {
+	m := newMultiEnv(t, "")
+	raw, err := os.ReadFile(m.env.SettingsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var set map[string]any
+	if err := json.Unmarshal(raw, &set); err != nil {
+		t.Fatal(err)
+	}
+	falseBin, err := exec.LookPath("false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set["servers"].(map[string]any)["ev"] = map[string]any{"command": falseBin, "passEnv": []string{"PATH"}}
+	if raw, err = json.Marshal(set); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(m.env.SettingsPath, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, code := runExecutor(t, "tools", "--config", m.env.SettingsPath)
+	if code != 1 || !strings.Contains(out, "tool server ev could not be listed") || !strings.Contains(out, "fs.read_text_file") {
+		t.Fatalf("tools exits %d:\n%s", code, out)
+	}
+}
