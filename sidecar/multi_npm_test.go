@@ -593,3 +593,33 @@ func TestMultiServersToolsCommandServerFails(t *testing.T) {
 		t.Fatalf("tools exits %d:\n%s", code, out)
 	}
 }
+
+// With the single "server" form, `tools` lists the tools under their own
+// names, decided by exact and glob rules alike.
+func TestToolsCommandSingleServer(t *testing.T) {
+	node, entry := npmServer(t, "server-everything")
+	env, err := devsetup.Build(devsetup.Options{
+		Dir: t.TempDir(), Command: node, Args: []string{entry, "stdio"},
+		Tools: map[string]devsetup.Tool{"echo": {Action: "provared.code.run"}, "get-*": {Action: "provared.data.read"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, code := runExecutor(t, "tools", "--config", env.SettingsPath, "--json")
+	if code != 0 {
+		t.Fatalf("tools exits %d: %s", code, out)
+	}
+	var res struct {
+		Tools []struct{ Name, Decision, Rule string } `json:"tools"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, tl := range res.Tools {
+		got[tl.Name] = tl.Decision + " " + tl.Rule
+	}
+	if got["echo"] != "allow exact" || got["get-sum"] != "allow glob:get-*" {
+		t.Fatalf("tools: %v", got)
+	}
+}
