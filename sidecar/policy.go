@@ -49,8 +49,25 @@ func newPolicy(set *settings.Settings, cp *copylog.Log, log *slog.Logger) (*poli
 		return nil, fmt.Errorf("settings: tools: %w", err)
 	}
 	p := &policy{rules: rules, quotas: quota.NewTracker()}
-	lines := cp.Lines()
-	salt := copylog.LatestSalt(lines)
+	// One streaming pass over the copy: the latest salt and the sent lines
+	// of the last day (all the quota windows need).
+	var salt []byte
+	var sent []copylog.Line
+	cut := time.Now().Add(-quota.Day)
+	err = cp.Each(func(ln copylog.Line) error {
+		switch {
+		case ln.Kind == copylog.KindRedactionSalt:
+			if b := copylog.LatestSalt([]copylog.Line{ln}); b != nil {
+				salt = b
+			}
+		case ln.Kind == copylog.KindSent && !ln.When.Before(cut):
+			sent = append(sent, copylog.Line{Kind: ln.Kind, When: ln.When, Tool: ln.Tool})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the copy for the redaction salt and the quota windows: %w", err)
+	}
 	if salt == nil {
 		salt = redact.NewSalt()
 		if err := cp.Append(copylog.Line{Kind: copylog.KindRedactionSalt, Salt: copylog.SaltText(salt)}); err != nil {
@@ -63,7 +80,7 @@ func newPolicy(set *settings.Settings, cp *copylog.Log, log *slog.Logger) (*poli
 	if set.Redaction.ReplaceBuiltin {
 		log.Warn("redaction: the built-in detectors of secrets are off; only redaction.extend and extendKeys redact")
 	}
-	n := p.restoreQuotas(set, sentLines(lines), time.Now())
+	n := p.restoreQuotas(set, sentLines(sent), time.Now())
 	if n > 0 {
 		log.Info("quota windows restored from the copy", slog.Int("calls", n))
 	}
