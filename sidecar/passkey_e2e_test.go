@@ -397,3 +397,86 @@ func TestPasskeyApprovedCallRecoveredAtStart(t *testing.T) {
 	}
 	recordsAgree(t, h)
 }
+
+// writeCancellation signs a cancellation of the env's slip with its passkey
+// and drops it beside the slip, as the person's signer does.
+func writeCancellation(t *testing.T, env *devsetup.Env) {
+	t.Helper()
+	prep, err := consent.PrepareCancellation(env.Slip.Fingerprint, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := env.Passkey.Assert(prep.Challenge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := slip.Assemble(prep, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := page.CancellationPath(env.SlipPath) + ".tmp"
+	if err := os.WriteFile(tmp, canon.MustMarshal(v), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, page.CancellationPath(env.SlipPath)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A call already with the server when the slip is cancelled is answered,
+// and its stub goes into the book before the cancellation; the next call
+// is refused.
+func TestPasskeyCancellationAfterTheCallsInFlight(t *testing.T) {
+	o := passkeyOptions()
+	o.Tools["slow"] = devsetup.Tool{Action: "provared.message.send"}
+	h := startWith(t, "sdk", o)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs := h.client(ctx)
+
+	slow := callAsync(ctx, cs, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 1500}})
+	deadline := time.Now().Add(20 * time.Second)
+	for !slices.Contains(receivedCalls(t, h.record), "slow") {
+		if time.Now().After(deadline) {
+			t.Fatal("the slow call did not reach the server")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	writeCancellation(t, h.env)
+	// The cancellation is honoured at once: a call made while the slow one
+	// is still with the server is refused.
+	for {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "send", Arguments: map[string]any{"recipients": []string{"a"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.IsError {
+			refusedWith(t, res, "after-cancellation")
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the cancellation was not honoured")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if res := await(t, h, slow); res.IsError || textOf(res) != "slept" {
+		t.Fatalf("the slow call: %+v", res)
+	}
+	cs.Close()
+	h.stop()
+	lines := bookLines(t, h.env.BookPath)
+	seenCancel := false
+	for _, keys := range lines {
+		if slices.Equal(keys, []string{"cancellation"}) {
+			seenCancel = true
+		}
+		if seenCancel && slices.Contains(keys, "stub") {
+			t.Fatalf("a stub after the cancellation: %v", lines)
+		}
+	}
+	if !seenCancel {
+		t.Fatalf("no cancellation in the book: %v", lines)
+	}
+	h.checkBook()
+	recordsAgree(t, h)
+}
