@@ -480,3 +480,34 @@ func TestPasskeyCancellationAfterTheCallsInFlight(t *testing.T) {
 	h.checkBook()
 	recordsAgree(t, h)
 }
+
+// A tool whose rule says approve, under a slip that asks for the passkey's
+// approval, is held once: the passkey's signed approval lets it through.
+func TestPasskeyApprovalOfAnApproveRule(t *testing.T) {
+	o := passkeyOptions()
+	o.Tools["echo"] = devsetup.Tool{Action: "provared.data.read", Approve: true}
+	h := startWith(t, "sdk", o)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs := h.client(ctx)
+	ch := callAsync(ctx, cs, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "both"}})
+	p := waitPrepared(t, h, 1)[0]
+	if n := len(waitRequests(t, h, 1)); n != 1 {
+		t.Fatalf("%d requests, want the one", n)
+	}
+	signAnswer(t, h, p, true)
+	if res := await(t, h, ch); res.IsError {
+		t.Fatalf("the approved call: %+v", res)
+	}
+	cs.Close()
+	h.stop()
+	if got := receivedCalls(t, h.record); !slices.Equal(got, []string{"echo"}) {
+		t.Fatalf("the server received %v", got)
+	}
+	lines := bookLines(t, h.env.BookPath)
+	if len(lines) != 2 || !slices.Equal(lines[1], []string{"approval", "countersignature", "stub"}) {
+		t.Fatalf("book lines %v", lines)
+	}
+	h.checkBook()
+	recordsAgree(t, h)
+}
