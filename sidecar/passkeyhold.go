@@ -10,6 +10,9 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/seed-6e06167c/mcp-executor/copylog"
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
@@ -255,7 +258,9 @@ func (s *Session) awaitPasskey(ctx context.Context, tc *toolCall, prep *slip.Pre
 	_, args, _, _ := callParams(tc.msg)
 	c := approval.Call{CallID: tc.ourID, Tool: tc.tool, Action: tc.action, Amount: tc.amount, Slip: e.slipFP,
 		Arguments: args, Timeout: e.set.ApprovalTimeout(tc.tool), Prepared: prep}
+	started := time.Now()
 	res, err := e.appr.hub.Hold(ctx, c)
+	tc.span.SetAttributes(attribute.Int64("mcp_executor.approval.held_ms", time.Since(started).Milliseconds()))
 	if e.isCancelled() {
 		tc.held.ledger.Release()
 		s.refuseCancelled(tc)
@@ -282,6 +287,10 @@ func (s *Session) awaitPasskey(ctx context.Context, tc *toolCall, prep *slip.Pre
 			codes: []string{"approval-missing"}, why: "the permission asks for the person's passkey approval of this call; a yes without it proves nothing to the record"})
 		return
 	}
+	// Approved: the call's own span (its latency) starts now, as in hold.go.
+	tc.span.End()
+	tc.ctx, tc.span = tracer.Start(context.WithoutCancel(s.ctx), "tools/call", trace.WithAttributes(
+		attribute.String(AttrCallID, tc.ourID), attribute.String(AttrTool, tc.tool), attribute.String("mcp_executor.approval.request", res.Request.ID)))
 	s.sendApproved(tc, res.Answer.Record)
 }
 
