@@ -106,7 +106,7 @@ func launch(t testing.TB, env *devsetup.Env) *harness {
 			if c, ok := sidecar.IsExit(err); ok {
 				code = c
 			} else if err != nil {
-				h.stderr.Write([]byte("run: " + err.Error() + "\n"))
+				_, _ = h.stderr.Write([]byte("run: " + err.Error() + "\n")) // an in-memory buffer: a write cannot fail
 				code = 1
 			}
 			h.done <- code
