@@ -30,6 +30,7 @@ type Executor struct {
 	rules   *contentrules.Rules // nil without a rules file
 	rulesFP string              // "" without a rules file
 	denials *denialLimiter
+	appr    *approvals // nil when no call is held for approval (hold.go)
 
 	admitMu  sync.Mutex // the order calls are judged, sent and written in
 	lastWhen time.Time  // the latest stub time handed out (never goes back)
@@ -89,6 +90,7 @@ func (e *Executor) Close() error {
 		close(e.scribeQ)
 		<-e.scribeDone
 		e.denials.close()
+		e.closeApprovals()
 		if e.closer != nil {
 			e.closeErr = e.closer()
 		}

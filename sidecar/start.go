@@ -20,6 +20,9 @@ import (
 type OpenOptions struct {
 	ConfigPath string
 	Logger     *slog.Logger // nil: discard
+	// ApproveSession (stdio/serve --approve-session, never the settings
+	// file) approves every call held for approval in this process.
+	ApproveSession bool
 }
 
 // Open starts an executor: it loads the settings and the keys, checks the
@@ -59,6 +62,11 @@ func Open(ctx context.Context, o OpenOptions) (_ *Executor, err error) {
 		cerr := e.Close() // closes what the start opened
 		cl = nil
 		return nil, errors.Join(err, cerr)
+	}
+	if err := e.openApprovals(o.ApproveSession); err != nil {
+		e.Close()
+		cl = nil
+		return nil, err
 	}
 	return e, nil
 }
