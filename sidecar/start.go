@@ -64,9 +64,9 @@ func Open(ctx context.Context, o OpenOptions) (_ *Executor, err error) {
 		return nil, errors.Join(err, cerr)
 	}
 	if err := e.openApprovals(o.ApproveSession); err != nil {
-		e.Close()
+		cerr := e.Close() // closes what the start opened
 		cl = nil
-		return nil, err
+		return nil, errors.Join(err, cerr)
 	}
 	return e, nil
 }
