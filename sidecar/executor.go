@@ -48,13 +48,18 @@ type Executor struct {
 	idle         chan struct{}
 	draining     atomic.Bool
 
-	stopped    atomic.Bool
-	stoppedCh  chan struct{} // closed by stop
-	stopWhy    atomic.Value  // string: why stop was called
-	bookBroken atomic.Bool
-	closeOnce  sync.Once
-	closeErr   error
-	closer     func() error
+	stopped   atomic.Bool
+	stoppedCh chan struct{} // closed by stop
+
+	fullAt          int // entries from which no new call is taken (bookfull.go)
+	bookFullOnce    sync.Once
+	bookFullCh      chan struct{}
+	bookFullWhyText atomic.Value
+	stopWhy         atomic.Value // string: why stop was called
+	bookBroken      atomic.Bool
+	closeOnce       sync.Once
+	closeErr        error
+	closer          func() error
 }
 
 // ErrStopped is why a call is not taken after the copy or the book could
@@ -73,6 +78,7 @@ func newExecutor(log *slog.Logger, set *settings.Settings, slipFP string, agent,
 		scribeQ:    make(chan *toolCall, 1024),
 		scribeDone: make(chan struct{}),
 		stoppedCh:  make(chan struct{}),
+		fullAt:     fullAt, bookFullCh: make(chan struct{}),
 	}
 	e.denials = newDenialLimiter(set.DenialsPerHour, func(n int64) {
 		if err := e.copy.Append(copylog.Line{Kind: copylog.KindDenialsFolded, Count: n}); err != nil {

@@ -45,7 +45,7 @@ type approvals struct {
 // calls: the hub rebuilds its requests from the copy and asks the pending
 // ones again. approveSession approves every held call of this process.
 func (e *Executor) openApprovals(approveSession bool) error {
-	lines := e.copy.Lines()
+	lines := e.copy.ApprovalLines() // the copy keeps only its approval lines (copylog reads line by line)
 	if !e.holdsAny() && !copyHasRequests(lines) {
 		if approveSession {
 			e.log.Warn("--approve-session is given, and no tool rule holds calls for approval")

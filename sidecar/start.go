@@ -133,11 +133,11 @@ func openRecords(set *settings.Settings, p *parts, cl *closers, log *slog.Logger
 	if err := boot.RepairTornBook(set, p.copyKey, log); err != nil {
 		return err
 	}
-	bk, err := book.OpenBook(set.Agent.Book, book.Options{IssuerKeys: set.Agent.IssuerKeys})
+	bk, err := boot.OpenBook(set, p.copyKey, log)
 	if err != nil {
 		return err
 	}
-	cl.add(bk.Close)
+	cl.add(func() error { return boot.CloseBook(set, bk, p.copyKey, log) })
 	if err := bk.Ledger().Sound(); err != nil {
 		return fmt.Errorf("book %s: %w", set.Agent.Book, err)
 	}
@@ -178,5 +178,6 @@ func (e *Executor) begin(ctx context.Context) error {
 	}
 	e.log.Info("executor started", slog.String("name", e.set.Name), slog.String("slip", e.slipFP),
 		slog.Int("bookEntries", e.ledger.Size()))
+	e.bookFullWhy() // a book already full says so at once (bookfull.go)
 	return nil
 }

@@ -188,6 +188,11 @@ func (s *Session) takeCall(line []byte, m *wire.Message) {
 		s.replyError(m.ID, wire.CodeNotTaken, "not taken: too many calls are waiting", nil)
 		return
 	}
+	if why := s.e.bookFullWhy(); why != "" {
+		s.mu.Unlock()
+		s.replyError(m.ID, wire.CodeNotTaken, "not taken: "+why, nil)
+		return
+	}
 	size := int64(len(line))
 	if !s.e.takeBytes(size) {
 		s.mu.Unlock()
