@@ -17,6 +17,7 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
 	"github.com/seed-6e06167c/mcp-executor/receipts/record"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/policy/quota"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
 )
@@ -111,7 +112,8 @@ type toolCall struct {
 	details []record.Detail
 	when    time.Time
 	hold    *book.Reservation
-	held    *held // set by holdCall for a call held for approval (hold.go)
+	quota   *quota.Reservation // nil when the tool's rule sets no quota
+	held    *held              // set by holdCall for a call held for approval (hold.go)
 
 	ctx  context.Context
 	span trace.Span
@@ -292,6 +294,7 @@ func (s *Session) replyCallError(tc *toolCall, code int, message string, data []
 
 // release ends a call's life in the session.
 func (s *Session) release(tc *toolCall) {
+	tc.releaseQuota()
 	s.freeSlot(tc)
 	if tc.span != nil {
 		tc.span.End()
@@ -352,7 +355,7 @@ func (s *Session) judge(tc *toolCall) bool {
 	}
 	tc.tool = name
 	tc.span.SetAttributes(attribute.String(AttrTool, name))
-	rule, listed := e.set.Tools[name]
+	rule, listed := e.toolRule(name)
 	if !listed {
 		if e.forwardUnlisted() {
 			s.release(tc)
@@ -361,6 +364,13 @@ func (s *Session) judge(tc *toolCall) bool {
 		}
 		s.refuse(tc, refusal{action: ActionUnlisted, reason: "other", refused: CodeUnlisted, codes: []string{CodeUnlisted},
 			why: "no rule in the executor's settings names the tool " + quote(name)})
+		return false
+	}
+	if rule.Refuse {
+		s.refuseByRule(tc, rule)
+		return false
+	}
+	if !s.reserveQuota(tc, rule) {
 		return false
 	}
 	tc.action = rule.Action
@@ -407,6 +417,9 @@ func (e *Executor) callDetails(tc *toolCall, argFP, traceparent string) []record
 		record.TextDetail(receipt.LabelToolName, tc.tool),
 		record.TextDetail(receipt.LabelCall, tc.ourID),
 		record.TextDetail(receipt.LabelRequestID, tc.ourID),
+	}
+	if server := e.serverOf(tc.tool); server != "" {
+		details = append(details, record.TextDetail(receipt.LabelServer, server))
 	}
 	if tid := traceID(traceparent); tid != "" {
 		details = append(details, record.TextDetail(receipt.LabelTraceID, tid))
@@ -486,6 +499,7 @@ func (s *Session) send(tc *toolCall) {
 		tc.finish(outcome{kind: outNotSent})
 		return
 	}
+	tc.commitQuota()
 	faultPoint("after-copy-sent")
 	if tc.prevSent != nil {
 		<-tc.prevSent
