@@ -64,9 +64,9 @@ func Open(ctx context.Context, o OpenOptions) (_ *Executor, err error) {
 		return nil, errors.Join(err, cerr)
 	}
 	if err := e.openPasskeys(p.slip); err != nil {
-		_ = e.Close() // the start's error is the one to report
+		cerr := e.Close() // closes what the start opened
 		cl = nil
-		return nil, err
+		return nil, errors.Join(err, cerr)
 	}
 	if err := e.openApprovals(o.ApproveSession); err != nil {
 		cerr := e.Close() // closes what the start opened
