@@ -299,6 +299,7 @@ func (s *Session) holdCall(tc *toolCall) {
 	if withdrawn {
 		cancel()
 	}
+	e.trackHeld(tc, cancel) // a cancellation of the slip refuses it at once (passkeyhold.go)
 	tc.span.SetName("tools/call approval")
 	go s.awaitApproval(ctx, tc)
 }
@@ -314,6 +315,7 @@ func (tc *toolCall) proposal() book.Proposal {
 func (s *Session) awaitApproval(ctx context.Context, tc *toolCall) {
 	e := s.e
 	defer tc.held.cancel()
+	defer e.untrackHeld(tc)
 	c, ok := s.approvalCall(tc)
 	if !ok {
 		tc.held.ledger.Release()
@@ -322,6 +324,11 @@ func (s *Session) awaitApproval(ctx context.Context, tc *toolCall) {
 	started := time.Now()
 	res, err := e.appr.hub.Hold(ctx, c)
 	tc.span.SetAttributes(attribute.Int64("mcp_executor.approval.held_ms", time.Since(started).Milliseconds()))
+	if e.isCancelled() {
+		tc.held.ledger.Release()
+		s.refuseCancelled(tc)
+		return
+	}
 	switch {
 	case err != nil:
 		tc.held.ledger.Release()
@@ -356,6 +363,12 @@ func (s *Session) awaitApproval(ctx context.Context, tc *toolCall) {
 		tc.held.ledger.Release()
 		s.replyCallError(tc, wire.CodeNotTaken, "not taken: "+ErrStopped.Error(), nil)
 		s.release(tc)
+		return
+	}
+	if e.isCancelled() { // the slip was cancelled while the call waited (passkeyhold.go)
+		e.admitMu.Unlock()
+		tc.held.ledger.Release()
+		s.refuseCancelled(tc)
 		return
 	}
 	tc.when = e.stubTime()

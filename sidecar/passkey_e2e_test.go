@@ -511,3 +511,23 @@ func TestPasskeyApprovalOfAnApproveRule(t *testing.T) {
 	h.checkBook()
 	recordsAgree(t, h)
 }
+
+// A call held for a rule's approval when the slip is cancelled is refused
+// at once, and never reaches the server.
+func TestPasskeyCancellationRefusesCallsHeldForARule(t *testing.T) {
+	h := startWith(t, "sdk", approvalOptions(true, nil))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs := h.client(ctx)
+	ch := callAsync(ctx, cs, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "held"}})
+	waitRequests(t, h, 1)
+	writeCancellation(t, h.env)
+	refusedWith(t, await(t, h, ch), "after-cancellation")
+	cs.Close()
+	h.stop()
+	if got := receivedCalls(t, h.record); len(got) != 0 {
+		t.Fatalf("the server received %v", got)
+	}
+	h.checkBook()
+	recordsAgree(t, h)
+}

@@ -231,9 +231,7 @@ func (s *Session) holdForPasskey(tc *toolCall) {
 		return
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
-	e.pk.mu.Lock()
-	e.pk.held[tc] = cancel
-	e.pk.mu.Unlock()
+	e.trackHeld(tc, cancel)
 	s.mu.Lock()
 	withdrawn := tc.state == stateWithdrawn
 	tc.held = &held{cancel: cancel, ledger: lh}
@@ -250,9 +248,7 @@ func (s *Session) holdForPasskey(tc *toolCall) {
 func (s *Session) awaitPasskey(ctx context.Context, tc *toolCall, prep *slip.Prepared) {
 	e := s.e
 	defer func() {
-		e.pk.mu.Lock()
-		delete(e.pk.held, tc)
-		e.pk.mu.Unlock()
+		e.untrackHeld(tc)
 		tc.held.cancel()
 	}()
 	_, args, _, _ := callParams(tc.msg)
@@ -462,4 +458,25 @@ func (e *Executor) recoverApproved(ctx context.Context, sent copylog.Line) (bool
 	e.log.Warn("wrote the receipt of an approved call the executor was sending when it stopped",
 		slog.String("call", sent.Call), slog.String("stub", line.Stub.Fingerprint))
 	return true, nil
+}
+
+// trackHeld notes a call held for approval (a rule's or the passkey's), so
+// that a cancellation of the slip ends its wait at once.
+func (e *Executor) trackHeld(tc *toolCall, cancel context.CancelFunc) {
+	if e.pk == nil {
+		return
+	}
+	e.pk.mu.Lock()
+	e.pk.held[tc] = cancel
+	e.pk.mu.Unlock()
+}
+
+// untrackHeld forgets a held call whose wait is over.
+func (e *Executor) untrackHeld(tc *toolCall) {
+	if e.pk == nil {
+		return
+	}
+	e.pk.mu.Lock()
+	delete(e.pk.held, tc)
+	e.pk.mu.Unlock()
 }
