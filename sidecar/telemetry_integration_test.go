@@ -10,14 +10,20 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
 	"github.com/seed-6e06167c/mcp-executor/internal/syncbuf"
@@ -336,4 +342,185 @@ func names(spans []jaegerSpan) []string {
 		out = append(out, s.OperationName+"/"+s.tag("span.kind")+" parent "+s.parent())
 	}
 	return out
+}
+
+// runServe starts `mcp-executor serve` with a health address of its own and no OTEL_* variable,
+// and returns a connected client session and the base URL of its health endpoint. The process is
+// stopped (SIGTERM) at the test's end.
+func runServe(t *testing.T, env *devsetup.Env) (*mcp.ClientSession, string) {
+	t.Helper()
+	if executorBin == "" {
+		t.Fatal("the executor binary was not built")
+	}
+	sock := filepath.Join(t.TempDir(), "executor.sock")
+	stderr := &syncbuf.Buffer{}
+	cmd := exec.Command(executorBin, "serve", "--config", env.SettingsPath, "--listen", "unix:"+sock, "--health", "127.0.0.1:0")
+	cmd.Env = withoutOTEL()
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(waited) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-waited:
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Errorf("serve did not stop\n%s", stderr.String())
+		}
+		if t.Failed() {
+			t.Logf("serve stderr:\n%s", stderr.String())
+		}
+	})
+	// The health address is in the log line "health endpoint"; the socket is up once "listening" is.
+	var health string
+	deadline := time.Now().Add(30 * time.Second)
+	for health == "" || !strings.Contains(stderr.String(), `"msg":"listening"`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("serve did not start listening\n%s", stderr.String())
+		}
+		for _, line := range strings.Split(stderr.String(), "\n") {
+			var l struct {
+				Msg     string `json:"msg"`
+				Address string `json:"address"`
+			}
+			if json.Unmarshal([]byte(line), &l) == nil && l.Msg == "health endpoint" {
+				health = "http://" + l.Address
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	conn, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := mcp.NewClient(&mcp.Implementation{Name: "metrics-test", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &mcp.IOTransport{Reader: conn, Writer: conn}, nil)
+	if err != nil {
+		t.Fatalf("connecting: %v\n%s", err, stderr.String())
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs, health
+}
+
+// scrape reads /metrics and parses it with expfmt.
+func scrape(t *testing.T, health string) map[string]*dto.MetricFamily {
+	t.Helper()
+	resp, err := http.Get(health + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("/metrics: %s", resp.Status)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("/metrics is not Prometheus text: %v", err)
+	}
+	return fams
+}
+
+// sample finds the value of the family's metric whose labels include want: a counter's or gauge's
+// value, a histogram's count.
+func sample(fams map[string]*dto.MetricFamily, name string, want map[string]string) (float64, bool) {
+	fam, ok := fams[name]
+	if !ok {
+		return 0, false
+	}
+	total, found := 0.0, false
+next:
+	for _, m := range fam.Metric {
+		labels := map[string]string{}
+		for _, l := range m.Label {
+			labels[l.GetName()] = l.GetValue()
+		}
+		for k, v := range want {
+			if labels[k] != v {
+				continue next
+			}
+		}
+		found = true
+		switch {
+		case m.Counter != nil:
+			total += m.Counter.GetValue()
+		case m.Gauge != nil:
+			total += m.Gauge.GetValue()
+		case m.Histogram != nil:
+			total += float64(m.Histogram.GetSampleCount())
+		}
+	}
+	return total, found
+}
+
+// /metrics at serve's health address, parsed with expfmt, moves as the calls say: calls by
+// server, tool and decision; the server's and the executor's own time as histograms; fsyncs;
+// the book's entries and bytes; the copy's lines; signatures; nothing left in flight.
+func TestMetricsOnHealthAddress(t *testing.T) {
+	o, _ := serverOpts(t, "sdk", telemetryOptions())
+	env, err := devsetup.Build(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, health := runServe(t, env)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	before := scrape(t, health)
+	if n, _ := sample(before, "mcp_executor_calls_total", nil); n != 0 {
+		t.Fatalf("calls before any call: %v", n)
+	}
+	for range 3 {
+		if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}}); err != nil || res.IsError {
+			t.Fatalf("echo: %v %+v", err, res)
+		}
+	}
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "unlisted_tool", Arguments: map[string]any{}}); err != nil || !res.IsError {
+		t.Fatalf("unlisted_tool: %v %+v", err, res)
+	}
+	fams := scrape(t, health)
+	for _, c := range []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"mcp_executor_calls_total", map[string]string{"server": "default", "tool": "echo", "decision": "allowed"}, 3},
+		{"mcp_executor_calls_total", map[string]string{"tool": "(unlisted)", "decision": "refused"}, 1},
+		{"mcp_executor_call_server_duration_seconds", map[string]string{"tool": "echo"}, 3},
+		{"mcp_executor_call_executor_duration_seconds", map[string]string{"tool": "echo", "decision": "allowed"}, 3},
+		{"mcp_executor_call_executor_duration_seconds", map[string]string{"decision": "refused"}, 1},
+		{"mcp_executor_book_entries_total", map[string]string{"kind": "stub"}, 3},
+		{"mcp_executor_book_entries_total", map[string]string{"kind": "denial"}, 1},
+		{"mcp_executor_copy_lines_total", map[string]string{"kind": "sent"}, 3},
+		{"mcp_executor_copy_lines_total", map[string]string{"kind": "receipt"}, 3},
+		{"mcp_executor_copy_lines_total", map[string]string{"kind": "denial"}, 1},
+		{"mcp_executor_fsync_duration_seconds", map[string]string{"file": "copy"}, 3},
+		{"mcp_executor_fsync_duration_seconds", map[string]string{"file": "book"}, 4},
+		// Each stub is signed by the agent's keys (Ed25519, ML-DSA-87), countersigned by the
+		// executor's; the denial by the executor's.
+		{"mcp_executor_signer_duration_seconds", map[string]string{"keys": "agent"}, 6},
+		{"mcp_executor_signer_duration_seconds", map[string]string{"keys": "executor"}, 8},
+		{"mcp_executor_calls_in_flight", nil, 0},
+		{"mcp_executor_bytes_in_flight", nil, 0},
+	} {
+		got, ok := sample(fams, c.name, c.labels)
+		if !ok || got != c.want {
+			t.Errorf("%s%v = %v (present %v), want %v", c.name, c.labels, got, ok, c.want)
+		}
+	}
+	if n, _ := sample(fams, "mcp_executor_book_bytes_total", nil); n < 1000 {
+		t.Errorf("book bytes %v: 4 signed entries are more than 1000 bytes", n)
+	}
+	if _, ok := sample(fams, "mcp_executor_signer_errors_total", nil); ok {
+		t.Errorf("signer errors counted with no error")
+	}
+	if t.Failed() {
+		for name := range fams {
+			t.Logf("family %s", name)
+		}
+	}
 }
