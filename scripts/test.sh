@@ -7,9 +7,9 @@
 #   - Debian's chromium (apt-get, when /usr/bin/chromium is missing) for the page tests in a real browser;
 #   - helm v3.22.0, golangci-lint v2.15.0 and deadcode (golang.org/x/tools v0.52.0), built from source with
 #     `go install` (the Go module proxy serves them) into $MCP_EXECUTOR_TOOLS_DIR/bin;
-#   - the real Vault, etcd and kube-apiserver binaries, built once by the scripts in ../shared/tools.
+#   - the real Vault, etcd, kube-apiserver and Jaeger binaries, built once by the scripts in ../shared/tools.
 # Then: go vet, gofmt, golangci-lint, deadcode, every test (unit, end-to-end through the real binary, and
-# integration against a real Vault and kube-apiserver) under the race detector, short fuzz runs, the demo.
+# integration against a real Vault, kube-apiserver and Jaeger) under the race detector, short fuzz runs, the demo.
 #
 # Usage: scripts/test.sh [setup]     `setup` stops after the set-up.
 # Environment (optional): MCP_EXECUTOR_TOOLS_DIR (cache folder, default $HOME/.cache/mcp-executor-tools,
@@ -82,11 +82,12 @@ setup() {
 	go_tool golangci-lint github.com/golangci/golangci-lint/v2/cmd/golangci-lint github.com/golangci/golangci-lint/v2 v2.15.0
 	go_tool deadcode golang.org/x/tools/cmd/deadcode golang.org/x/tools v0.52.0
 
-	[ -x "$tools/vault-dev.sh" ] && [ -x "$tools/kube-test-cluster.sh" ] ||
+	[ -x "$tools/vault-dev.sh" ] && [ -x "$tools/kube-test-cluster.sh" ] && [ -x "$tools/jaeger-dev.sh" ] ||
 		fail "the scripts that build the real Vault and kube-apiserver are not in $tools: set MCP_EXECUTOR_SHARED_TOOLS to their folder"
 	step "build (once) the real Vault, etcd and kube-apiserver into $TOOLS_DIR"
 	MCP_EXECUTOR_TOOLS_DIR="$TOOLS_DIR" "$tools/vault-dev.sh" build
 	MCP_EXECUTOR_TOOLS_DIR="$TOOLS_DIR" "$tools/kube-test-cluster.sh" build
+	MCP_EXECUTOR_TOOLS_DIR="$TOOLS_DIR" "$tools/jaeger-dev.sh" build
 
 	go mod download
 }
@@ -112,11 +113,13 @@ step "deadcode (functions nothing reaches, counting tests)"
 dead=$(deadcode -test -tags integration ./...)
 if [ -n "$dead" ]; then echo "unreachable functions:"; echo "$dead"; exit 1; fi
 
-step "start the real Vault and kube-apiserver the integration tests use"
+step "start the real Vault, kube-apiserver and Jaeger the integration tests use"
 export MCP_EXECUTOR_TOOLS_DIR="$TOOLS_DIR"
 eval "$("$tools/kube-test-cluster.sh" start)"
 eval "$("$tools/vault-dev.sh" start)"
-trap '"$tools/vault-dev.sh" stop >/dev/null 2>&1 || true; "$tools/kube-test-cluster.sh" stop >/dev/null 2>&1 || true' EXIT
+# Jaeger exports OTEL_EXPORTER_OTLP_ENDPOINT for the trace tests only: every other test runs without it.
+eval "$("$tools/jaeger-dev.sh" start | sed 's/^export OTEL_EXPORTER_OTLP_ENDPOINT=/export MCP_EXECUTOR_TEST_OTLP_ENDPOINT=/')"
+trap '"$tools/vault-dev.sh" stop >/dev/null 2>&1 || true; "$tools/kube-test-cluster.sh" stop >/dev/null 2>&1 || true; "$tools/jaeger-dev.sh" stop >/dev/null 2>&1 || true' EXIT
 
 step "all tests, unit, end-to-end and integration (-race)"
 go test -race -count=1 -timeout 25m -tags integration ./...

@@ -31,12 +31,16 @@ import (
 )
 
 // These tests run the real binary against a real Jaeger (scripts/test.sh starts it with
-// ../shared/tools/jaeger-dev.sh and exports OTEL_EXPORTER_OTLP_ENDPOINT and JAEGER_QUERY_URL).
+// ../shared/tools/jaeger-dev.sh and exports its OTLP endpoint as MCP_EXECUTOR_TEST_OTLP_ENDPOINT, so
+// that no other test's executor exports; OTEL_EXPORTER_OTLP_ENDPOINT, as jaeger-dev.sh prints it, does too).
 
 // jaegerEnv returns the OTLP endpoint and the query URL of the running Jaeger.
 func jaegerEnv(t *testing.T) (otlp, query string) {
 	t.Helper()
-	otlp, query = os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT"), os.Getenv("JAEGER_QUERY_URL")
+	otlp, query = os.Getenv("MCP_EXECUTOR_TEST_OTLP_ENDPOINT"), os.Getenv("JAEGER_QUERY_URL")
+	if otlp == "" {
+		otlp = os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT")
+	}
 	if otlp == "" || query == "" {
 		t.Fatal("OTEL_EXPORTER_OTLP_ENDPOINT and JAEGER_QUERY_URL must name a running Jaeger: " +
 			`eval "$(../shared/tools/jaeger-dev.sh start)" (scripts/test.sh does)`)
