@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -76,6 +77,7 @@ type objects struct {
 	roles        []*rbacv1.Role
 	roleBindings []*rbacv1.RoleBinding
 	netpols      []*networkingv1.NetworkPolicy
+	policies     []*admissionregistrationv1.ValidatingAdmissionPolicy
 	all          []map[string]any
 }
 
@@ -129,6 +131,11 @@ func decodeStrict(t *testing.T, manifest string) objects {
 		case "NetworkPolicy":
 			v := &networkingv1.NetworkPolicy{}
 			o.netpols, target = append(o.netpols, v), v
+		case "ValidatingAdmissionPolicy":
+			v := &admissionregistrationv1.ValidatingAdmissionPolicy{}
+			o.policies, target = append(o.policies, v), v
+		case "ValidatingAdmissionPolicyBinding":
+			target = &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
 		default:
 			t.Fatalf("unexpected kind %q in the rendered chart", head.Kind)
 		}
@@ -293,9 +300,20 @@ func checkInvariants(t *testing.T, o objects) {
 			t.Errorf("the CronJob runs %v, want compare", c.Args)
 		}
 	}
-	// RBAC: get on named Secrets only.
+	// RBAC: get on named Secrets only; besides, only ApprovalRequests (no wildcard verb).
 	for _, r := range o.roles {
 		for _, rule := range r.Rules {
+			if slices.Equal(rule.APIGroups, []string{"executor.prova.red"}) {
+				for _, res := range rule.Resources {
+					if res != "approvalrequests" && res != "approvalrequests/status" {
+						t.Errorf("role %s rule %+v: only ApprovalRequests in this group", r.Name, rule)
+					}
+				}
+				if slices.Contains(rule.Verbs, "*") {
+					t.Errorf("role %s rule %+v: no wildcard verb", r.Name, rule)
+				}
+				continue
+			}
 			if !slices.Equal(rule.Verbs, []string{"get"}) || len(rule.ResourceNames) == 0 ||
 				!slices.Equal(rule.Resources, []string{"secrets"}) {
 				t.Errorf("role %s rule %+v: only get on named secrets is allowed", r.Name, rule)
@@ -392,6 +410,43 @@ func TestChartValueSets(t *testing.T) {
 			v := volumeByName(o.deployments[0].Spec.Template.Spec.Volumes, "settings")
 			if v == nil || v.Secret == nil || v.Secret.SecretName != "my-settings" {
 				t.Error("settings must come from the existing Secret")
+			}
+		}},
+		{"approvals in kubernetes", []string{"approvals.kubernetes.enabled=true", "approvals.kubernetes.approvers[0].kind=User",
+			"approvals.kubernetes.approvers[0].name=alice"}, func(t *testing.T, o objects) {
+			// The executor's Role: ask (create), read, take down; never update and never the status.
+			var executor, approver *rbacv1.Role
+			for _, r := range o.roles {
+				switch r.Name {
+				case "agent-mcp-executor-approval-requests":
+					executor = r
+				case "agent-mcp-executor-approver":
+					approver = r
+				}
+			}
+			if executor == nil || approver == nil {
+				t.Fatalf("want the executor's and the approver's Roles, got %d Roles", len(o.roles))
+			}
+			for _, rule := range executor.Rules {
+				if slices.Contains(rule.Resources, "approvalrequests/status") || slices.ContainsFunc(rule.Verbs, func(v string) bool { return v == "update" || v == "patch" || v == "*" }) {
+					t.Errorf("the executor's Role may answer: %+v", rule)
+				}
+			}
+			if !slices.ContainsFunc(approver.Rules, func(r rbacv1.PolicyRule) bool {
+				return slices.Contains(r.Resources, "approvalrequests/status") && slices.Contains(r.Verbs, "patch")
+			}) {
+				t.Errorf("the approver's Role cannot patch the status: %+v", approver.Rules)
+			}
+			if !slices.ContainsFunc(o.roleBindings, func(b *rbacv1.RoleBinding) bool {
+				return b.RoleRef.Name == approver.Name && len(b.Subjects) == 1 && b.Subjects[0].Name == "alice"
+			}) {
+				t.Error("the approver Role is not bound to alice")
+			}
+			if len(o.policies) != 1 || !strings.Contains(o.policies[0].Spec.Validations[0].Expression, "request.userInfo.username") {
+				t.Error("want the admission policy that makes answeredBy the caller")
+			}
+			if !strings.Contains(o.configMaps[0].Data["executor.json"], `"namespace": "agents"`) {
+				t.Errorf("the settings lack approvals.kubernetes.namespace:\n%s", o.configMaps[0].Data["executor.json"])
 			}
 		}},
 		{"example values", nil, nil},

@@ -121,6 +121,7 @@ func TestServerSideDryRun(t *testing.T) {
 		{"example", []string{"values-example.yaml"}, nil},
 		{"secrets", nil, []string{"keys.source=secrets", "keys.secrets={exec-keys}", "networkPolicy.enabled=true"}},
 		{"emptyDir", nil, []string{"state.type=emptyDir", "compare.enabled=false"}},
+		{"approvals", nil, []string{"approvals.kubernetes.enabled=true", "approvals.kubernetes.approvers[0].kind=User", "approvals.kubernetes.approvers[0].name=alice"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, err := render(t, tc.files, tc.sets...)

@@ -53,7 +53,7 @@ func (s *fileSource) Read(ctx context.Context) ([]byte, error) {
 	if !info.Mode().IsRegular() {
 		return nil, fmt.Errorf("reading %s: not a regular file", s.Describe())
 	}
-	if err := s.checkMode(info.Mode().Perm()); err != nil {
+	if err := s.checkMode(effectiveMode(s.path, info.Mode().Perm())); err != nil {
 		return nil, err
 	}
 	b, err := io.ReadAll(io.LimitReader(f, MaxValueSize+1))

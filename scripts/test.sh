@@ -7,7 +7,8 @@
 #   - Debian's chromium (apt-get, when /usr/bin/chromium is missing) for the page tests in a real browser;
 #   - helm v3.22.0, golangci-lint v2.15.0 and deadcode (golang.org/x/tools v0.52.0), built from source with
 #     `go install` (the Go module proxy serves them) into $MCP_EXECUTOR_TOOLS_DIR/bin;
-#   - the real Vault, etcd, kube-apiserver and Jaeger binaries, built once by the scripts in ../shared/tools.
+#   - the real Vault, etcd, kube-apiserver and Jaeger binaries and a real single-node cluster that runs
+#     pods, built once by the scripts in ../shared/tools.
 # Then: go vet, gofmt, golangci-lint, deadcode, every test (unit, end-to-end through the real binary, and
 # integration against a real Vault, kube-apiserver and Jaeger) under the race detector, short fuzz runs, the demo.
 #
@@ -88,6 +89,8 @@ setup() {
 	MCP_EXECUTOR_TOOLS_DIR="$TOOLS_DIR" "$tools/vault-dev.sh" build
 	MCP_EXECUTOR_TOOLS_DIR="$TOOLS_DIR" "$tools/kube-test-cluster.sh" build
 	MCP_EXECUTOR_TOOLS_DIR="$TOOLS_DIR" "$tools/jaeger-dev.sh" build
+	step "build (once) the real single-node cluster (kubelet, scheduler, controller-manager; containerd from Debian)"
+	MCP_EXECUTOR_TOOLS_DIR="$TOOLS_DIR" "$tools/kube-real-cluster.sh" build >/dev/null
 
 	go mod download
 }
@@ -113,16 +116,27 @@ step "deadcode (functions nothing reaches, counting tests)"
 dead=$(deadcode -test -tags integration ./...)
 if [ -n "$dead" ]; then echo "unreachable functions:"; echo "$dead"; exit 1; fi
 
-step "start the real Vault, kube-apiserver and Jaeger the integration tests use"
+step "start the real Vault, kube-apiserver, single-node cluster and Jaeger the integration tests use"
 export MCP_EXECUTOR_TOOLS_DIR="$TOOLS_DIR"
+stop_servers() {
+	"$tools/kube-real-cluster.sh" stop >/dev/null 2>&1 || true
+	"$tools/vault-dev.sh" stop >/dev/null 2>&1 || true
+	"$tools/kube-test-cluster.sh" stop >/dev/null 2>&1 || true
+	"$tools/jaeger-dev.sh" stop >/dev/null 2>&1 || true
+}
+trap stop_servers EXIT
 eval "$("$tools/kube-test-cluster.sh" start)"
 eval "$("$tools/vault-dev.sh" start)"
-# Jaeger exports OTEL_EXPORTER_OTLP_ENDPOINT for the trace tests only: every other test runs without it.
+# Jaeger's OTEL_EXPORTER_OTLP_ENDPOINT reaches the trace tests only: every other test runs without it.
 eval "$("$tools/jaeger-dev.sh" start | sed 's/^export OTEL_EXPORTER_OTLP_ENDPOINT=/export MCP_EXECUTOR_TEST_OTLP_ENDPOINT=/')"
-trap '"$tools/vault-dev.sh" stop >/dev/null 2>&1 || true; "$tools/kube-test-cluster.sh" stop >/dev/null 2>&1 || true; "$tools/jaeger-dev.sh" stop >/dev/null 2>&1 || true' EXIT
+# The real cluster (deploy/cluster): its lines are exported with the prefix REAL_CLUSTER_ so that they
+# do not replace the kube-apiserver-only cluster's KUBECONFIG the other integration tests use.
+real_env=$("$tools/kube-real-cluster.sh" start)
+eval "$(printf '%s\n' "$real_env" | sed 's/^export /export REAL_CLUSTER_/')"
+export REAL_CLUSTER_TOOLS="$(cd "$tools" && pwd)"
 
 step "all tests, unit, end-to-end and integration (-race)"
-go test -race -count=1 -timeout 25m -tags integration ./...
+go test -race -count=1 -timeout 30m -tags integration ./...
 
 step "short fuzz runs of the parsers that face untrusted bytes"
 # A count, not a duration: a time limit can end a run while a worker is mid-input, which the Go fuzzer

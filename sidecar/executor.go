@@ -34,6 +34,7 @@ type Executor struct {
 	rulesFP string              // "" without a rules file
 	denials *denialLimiter
 	tel     *telemetry // tracer and instruments (telemetry.go)
+	appr    *approvals // nil when no call is held for approval (hold.go)
 
 	admitMu  sync.Mutex // the order calls are judged, sent and written in
 	lastWhen time.Time  // the latest stub time handed out (never goes back)
@@ -95,6 +96,7 @@ func (e *Executor) Close() error {
 		close(e.scribeQ)
 		<-e.scribeDone
 		e.denials.close()
+		e.closeApprovals()
 		if e.closer != nil {
 			e.closeErr = e.closer()
 		}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -66,9 +67,15 @@ func startWith(t testing.TB, kind string, o devsetup.Options) *harness {
 // launch starts the executor on a built working folder.
 func launch(t testing.TB, env *devsetup.Env) *harness {
 	t.Helper()
+	return launchArgs(t, env)
+}
+
+// launchArgs starts the executor with further stdio flags.
+func launchArgs(t testing.TB, env *devsetup.Env, extra ...string) *harness {
+	t.Helper()
 	h := &harness{t: t, env: env, done: make(chan int, 1), stderr: &syncbuf.Buffer{}}
 	if executorBin != "" {
-		cmd := exec.Command(executorBin, "stdio", "--config", env.SettingsPath)
+		cmd := exec.Command(executorBin, append([]string{"stdio", "--config", env.SettingsPath}, extra...)...)
 		cmd.Stderr = h.stderr
 		in, err := cmd.StdinPipe()
 		if err != nil {
@@ -98,7 +105,8 @@ func launch(t testing.TB, env *devsetup.Env) *harness {
 		go func() {
 			err := sidecar.RunStdio(context.Background(), sidecar.StdioOptions{
 				ConfigPath: env.SettingsPath, Stdin: inR, Stdout: outW, Stderr: h.stderr,
-				Logger: slog.New(slog.NewJSONHandler(h.stderr, nil)),
+				Logger:         slog.New(slog.NewJSONHandler(h.stderr, nil)),
+				ApproveSession: slices.Contains(extra, "--approve-session"),
 			})
 			outW.Close()
 			inR.Close()

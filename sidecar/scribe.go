@@ -166,6 +166,7 @@ func (e *Executor) notWritten(tc *toolCall, doc record.Detail, why string) {
 		Outcome: &doc, Reason: why}); err != nil {
 		e.stop("the copy could not be written: " + err.Error())
 	}
+	tc.decide(DecisionAllowed) // it was sent; its receipt is written at the next start
 	tc.span.SetAttributes(attribute.String(AttrErrorType, "receipt-not-written"))
 	tc.span.SetStatus(codes.Error, "receipt not written")
 	tc.log().Error("the receipt of a call could not be written", slog.String("why", why))

@@ -85,7 +85,9 @@ type Session struct {
 	sending []*toolCall
 
 	admitQ   chan *toolCall
-	lastSent chan struct{} // the sentDone of the last call admitted; only admit touches it
+	orderMu  sync.Mutex    // guards lastSent and sending: admit and approvals (hold.go) send
+	lastSent chan struct{} // the sentDone of the last call admitted
+	peer     clientState   // what initialize said of the client, and elicitations asked (hold.go)
 	ctx      context.Context
 }
 
@@ -145,6 +147,7 @@ func (s *Session) Run(ctx context.Context) error {
 		if err != nil {
 			s.log.Warn("reading from the client ended", slog.String("error", err.Error()))
 		}
+		s.clientEnded() // its elicitations (hold.go) get no answer now
 		// The client's input ended (or serve's drain ended it): every call
 		// read before it goes to the server and gets its outcome (an answer,
 		// its timeout, the server's end) before the server's input is
@@ -194,7 +197,10 @@ func (s *Session) closeAdmit() {
 // outcome (each sent call has its timeout), or the server's output ends,
 // or ctx is done. Call it after admit has ended.
 func (s *Session) awaitSending(ctx context.Context, serverDone <-chan struct{}) {
-	for _, tc := range s.sending {
+	s.orderMu.Lock()
+	sending := append([]*toolCall(nil), s.sending...)
+	s.orderMu.Unlock()
+	for _, tc := range sending {
 		select {
 		case <-tc.done:
 		case <-serverDone:
@@ -281,6 +287,9 @@ func (s *Session) fromClient(line []byte) {
 			s.takeCall(line, m)
 			return
 		}
+		if m.Method == "initialize" {
+			s.noteInitialize(m)
+		}
 		s.forward(line, m)
 	case wire.KindNotification:
 		if !strings.HasPrefix(m.Method, "notifications/") {
@@ -294,7 +303,11 @@ func (s *Session) fromClient(line []byte) {
 		s.toServer(line)
 	case wire.KindResponse:
 		// The client's answer to the server's own request: its id is the
-		// server's, passed through unchanged.
+		// server's, passed through unchanged; answers to the executor's
+		// own elicitations (hold.go) stay here.
+		if s.takeElicitReply(m) {
+			return
+		}
 		s.toServer(line)
 	}
 }

@@ -27,6 +27,9 @@ type OpenOptions struct {
 	// metrics; nil means the global ones (the command sets them up).
 	TracerProvider trace.TracerProvider
 	MeterProvider  metric.MeterProvider
+	// ApproveSession (stdio/serve --approve-session, never the settings
+	// file) approves every call held for approval in this process.
+	ApproveSession bool
 }
 
 // Open starts an executor: it loads the settings and the keys, checks the
@@ -64,6 +67,11 @@ func Open(ctx context.Context, o OpenOptions) (_ *Executor, err error) {
 	e.closer = cl.close
 	if err := e.begin(ctx); err != nil {
 		e.Close() // closes what the start opened
+		cl = nil
+		return nil, err
+	}
+	if err := e.openApprovals(o.ApproveSession); err != nil {
+		e.Close()
 		cl = nil
 		return nil, err
 	}

@@ -28,6 +28,8 @@ type StdioOptions struct {
 	// Drain is how long calls in flight are given to finish after ctx ends
 	// (SIGTERM); 0 means DefaultDrain.
 	Drain time.Duration
+	// ApproveSession approves every call held for approval (--approve-session).
+	ApproveSession bool
 }
 
 // DefaultDrain is how long calls in flight are given after SIGTERM.
@@ -62,7 +64,7 @@ func OpenBounded(ctx context.Context, o OpenOptions, timeout time.Duration) (*Ex
 // session over Stdin and Stdout until the client closes Stdin (nil) or the
 // tool server exits (*ExitError: exit with its code).
 func RunStdio(ctx context.Context, o StdioOptions) error {
-	e, err := OpenBounded(ctx, OpenOptions{ConfigPath: o.ConfigPath, Logger: o.Logger}, o.BootTimeout)
+	e, err := OpenBounded(ctx, OpenOptions{ConfigPath: o.ConfigPath, Logger: o.Logger, ApproveSession: o.ApproveSession}, o.BootTimeout)
 	if err != nil {
 		return err
 	}

@@ -54,13 +54,14 @@ const (
 
 // The decisions a call's span and the calls metric name.
 const (
-	DecisionAllowed   = "allowed"   // sent to the server; its receipt is in the book (or was to be)
-	DecisionRefused   = "refused"   // refused by the executor's rules or the check before acting
-	DecisionNotTaken  = "not-taken" // answered 1001
-	DecisionInvalid   = "invalid"   // not a readable tools/call
-	DecisionForwarded = "forwarded" // unlisted, forwarded without a record (unlisted: forward)
-	DecisionWithdrawn = "withdrawn" // cancelled before it was sent
-	DecisionNoRecord  = "not-recorded"
+	DecisionAllowed   = "allowed"      // sent to the server; its receipt is in the book (or was to be)
+	DecisionRefused   = "refused"      // refused by the executor's rules or the check before acting
+	DecisionNotTaken  = "not-taken"    // answered 1001
+	DecisionInvalid   = "invalid"      // not a readable tools/call
+	DecisionForwarded = "forwarded"    // unlisted, forwarded without a record (unlisted: forward)
+	DecisionWithdrawn = "withdrawn"    // cancelled before it was sent
+	DecisionNoRecord  = "not-recorded" // its copy line could not be written: not sent
+	DecisionHeldEnded = "held-ended"   // held for approval, and ended there without being sent or refused
 )
 
 // telemetry holds the executor's tracer and instruments. The packages use
@@ -161,6 +162,7 @@ type callTelemetry struct {
 	serverSpan  trace.Span
 	serverStart time.Time
 	serverTime  time.Duration
+	heldTime    time.Duration // waiting for a person's approval
 	ended       bool
 }
 
@@ -347,8 +349,14 @@ func (tc *toolCall) holdStarted() func(err error) {
 	t := tc.s.e.tel
 	t.waitingApproval.Add(tc.ctx, 1)
 	end := tc.child(spanApprovalHold)
+	start := time.Now()
 	return func(err error) {
 		t.waitingApproval.Add(tc.ctx, -1)
+		if tc.tele != nil {
+			tc.tele.mu.Lock()
+			tc.tele.heldTime += time.Since(start)
+			tc.tele.mu.Unlock()
+		}
 		end(err)
 	}
 }
@@ -456,11 +464,11 @@ func (tc *toolCall) endCall() {
 	t := tc.s.e.tel
 	ct := tc.tele
 	if ct.decision == "" {
-		ct.decision = DecisionAllowed
+		ct.decision = DecisionHeldEnded
 		tc.span.SetAttributes(attribute.String(AttrDecision, ct.decision))
 	}
 	ct.mu.Lock()
-	serverTime := ct.serverTime
+	serverTime, heldTime := ct.serverTime, ct.heldTime
 	sent := ct.serverSpan != nil
 	ct.mu.Unlock()
 	total := time.Since(ct.start)
@@ -468,7 +476,7 @@ func (tc *toolCall) endCall() {
 		attribute.String("decision", ct.decision))
 	ctx := tc.ctx
 	t.calls.Add(ctx, 1, labels)
-	t.ownDuration.Record(ctx, (total - serverTime).Seconds(), labels)
+	t.ownDuration.Record(ctx, (total - serverTime - heldTime).Seconds(), labels)
 	if sent {
 		t.serverDuration.Record(ctx, serverTime.Seconds(), metric.WithAttributes(attribute.String("server", ct.server),
 			attribute.String("tool", ct.tool)))

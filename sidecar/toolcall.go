@@ -110,6 +110,7 @@ type toolCall struct {
 	details []record.Detail
 	when    time.Time
 	hold    *book.Reservation
+	held    *held // set by holdCall for a call held for approval (hold.go)
 
 	ctx  context.Context
 	span trace.Span
@@ -160,6 +161,7 @@ func (tc *toolCall) cancel() {
 	st := tc.state
 	if st == stateWaiting {
 		tc.state = stateWithdrawn
+		tc.cancelHoldLocked()
 	}
 	s.mu.Unlock()
 	// A call whose copy line is being written counts as sent: its stub will
@@ -315,6 +317,10 @@ func (s *Session) admit(tc *toolCall) {
 	if !ok {
 		return
 	}
+	if s.holdsFor(tc) {
+		s.holdCall(tc)
+		return
+	}
 	s.reserve(tc)
 }
 
@@ -447,8 +453,15 @@ func (s *Session) reserve(tc *toolCall) {
 	// From here the call has its place in the book: the scribe writes its
 	// stub in this order, whatever becomes of it.
 	e.scribeQ <- tc
+	s.startSending(tc) // under admitMu: sent in the order of the book
 	e.admitMu.Unlock()
-	// Only this goroutine (one per session) touches lastSent.
+}
+
+// startSending puts the call after the session's last call sent and sends
+// it. Calls come here from admit and from an approval (hold.go).
+func (s *Session) startSending(tc *toolCall) {
+	s.orderMu.Lock()
+	defer s.orderMu.Unlock()
 	tc.prevSent, tc.sentDone = s.lastSent, make(chan struct{})
 	s.lastSent = tc.sentDone
 	s.sending = append(slices.DeleteFunc(s.sending, func(c *toolCall) bool {

@@ -27,6 +27,9 @@ import (
 type Tool struct {
 	Action string
 	Amount map[string]any
+	// Approve is the rule's "approve" as the settings write it (true or
+	// {"timeout": ms}); nil for none.
+	Approve any
 }
 
 // Options say what to build. Only Dir and Command are required.
@@ -234,6 +237,9 @@ func writeSettings(e *Env, o Options, name, service string) error {
 		rule := map[string]any{"action": t.Action}
 		if t.Amount != nil {
 			rule["amount"] = t.Amount
+		}
+		if t.Approve != nil {
+			rule["approve"] = t.Approve
 		}
 		tools[n] = rule
 	}

@@ -18,13 +18,14 @@ type Ledger struct {
 	mu        sync.Mutex
 	r         *reader
 	flights   map[string][]*Reservation // by slip, in reservation order
+	held      map[string][]*Reservation // by slip: calls held for a person (hold.go), counted, not in the order
 	approvals map[string]bool           // approval ids used by calls in flight
 	inflight  int
 	broken    atomic.Pointer[error] // set when the book could not be written
 }
 
 func newLedger(r *reader) *Ledger {
-	return &Ledger{r: r, flights: map[string][]*Reservation{}, approvals: map[string]bool{}}
+	return &Ledger{r: r, flights: map[string][]*Reservation{}, held: map[string][]*Reservation{}, approvals: map[string]bool{}}
 }
 
 // Reservation is a call that passed the check before acting and is still
@@ -58,7 +59,7 @@ func (l *Ledger) decideLocked(p Proposal) decided {
 	if err := l.brokenErr(); err != nil {
 		return decided{Decision: Decision{Problems: []Finding{{"record-not-sound", "the book could not be written, so the record so far is not known: " + err.Error()}}, Breaches: []Finding{}, Needs: []string{}}}
 	}
-	return l.r.decide(p, &flight{calls: l.flights[p.Slip], approvals: l.approvals, lines: l.inflight, quick: true})
+	return l.r.decide(p, &flight{calls: l.counted(p.Slip), approvals: l.approvals, lines: l.inflight, quick: true})
 }
 
 // Reserve checks a proposed action and, when it is allowed, counts it as

@@ -37,7 +37,10 @@ type approveOutcome struct {
 // the requests waiting in the queue folder (settings approvals.queue) and asks y/n for each on standard
 // input; --once answers one and exits; --id answers one without asking; --json prints JSON (the list,
 // answering nothing, or the answer given with --id).
-func runApprove(_ context.Context, env Env, args []string) int {
+func runApprove(ctx context.Context, env Env, args []string) int {
+	if wantsKubernetes(args) {
+		return runApproveKubernetes(ctx, env, args)
+	}
 	fs := newFlags(env, "approve", "--config FILE [--once] [--id ID --yes|--no] [--json]")
 	config := fs.String("config", "", "the executor's settings `file` (JSON); its approvals.queue is the folder read")
 	once := fs.Bool("once", false, "answer one waiting request, then exit")

@@ -53,7 +53,8 @@ func runCompare(ctx context.Context, env Env, args []string) int {
 			Book         string             `json:"book"`
 			Rules        []report.RulesUse  `json:"rules"`
 			BookFindings []book.LineFinding `json:"bookFindings"`
-		}{res.OK(), res.Report, res.Copy, res.Book, res.Rules, res.BookCheck.Problems}
+			Approvals    []string           `json:"approvalProblems"`
+		}{res.OK(), res.Report, res.Copy, res.Book, res.Rules, res.BookCheck.Problems, nonNilStrings(res.Approvals)}
 		if err := writeJSON(env.Stdout, out); err != nil {
 			fmt.Fprintf(env.Stderr, "mcp-executor compare: %v\n", err)
 			return ExitFinding
@@ -74,6 +75,9 @@ func writeCompare(w io.Writer, res *report.CompareResult) error {
 		return err
 	}
 	var b strings.Builder
+	for _, p := range res.Approvals {
+		fmt.Fprintf(&b, "compare: FAIL approval: %s\n", p)
+	}
 	fmt.Fprintf(&b, "copy %s; book %s\n", res.Copy, res.Book)
 	for _, p := range res.BookCheck.Problems {
 		where := "as a whole"
@@ -91,4 +95,11 @@ func writeCompare(w io.Writer, res *report.CompareResult) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

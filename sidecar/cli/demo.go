@@ -40,7 +40,7 @@ func runDemo(ctx context.Context, env Env, args []string) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	fmt.Fprintf(out, "The slip allows provared.data.read and supplies.order (at most £50 in all), and asks for the executor's countersignature.\n\n")
+	fmt.Fprintf(out, "The slip allows provared.data.read, supplies.order (at most £50 in all) and provared.message.send, and asks for the executor's countersignature; the settings hold every email_supplier call for a person's approval.\n\n")
 	// The executor's own logs go to a file so the demo's output stays readable.
 	logPath := filepath.Join(*dir, "executor.log")
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)

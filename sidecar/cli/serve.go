@@ -26,7 +26,7 @@ func init() {
 }
 
 func runServe(ctx context.Context, env Env, args []string) int {
-	fs := newFlags(env, "serve", "--config FILE --listen unix:PATH [--health ADDR] [--drain DURATION] [--max-sessions N] [--write-timeout DURATION] [--boot-timeout DURATION]")
+	fs := newFlags(env, "serve", "--config FILE --listen unix:PATH [--health ADDR] [--drain DURATION] [--max-sessions N] [--write-timeout DURATION] [--boot-timeout DURATION] [--approve-session]")
 	config := fs.String("config", "", "the executor's settings `file` (JSON)")
 	listen := fs.String("listen", "", "the socket to listen on, `unix:PATH`")
 	health := fs.String("health", "", "TCP `address` of /healthz and /readyz, e.g. :8081 (none when empty)")
@@ -34,6 +34,7 @@ func runServe(ctx context.Context, env Env, args []string) int {
 	maxSessions := fs.Int("max-sessions", DefaultMaxSessions, "how many sessions (each with its own tool server) may run at once; more are refused")
 	boot := fs.Duration("boot-timeout", sidecar.DefaultBootTimeout, "how long start-up (keys, credentials, the book's check, recovery) may take")
 	writeTimeout := fs.Duration("write-timeout", socket.DefaultWriteTimeout, "how long one write to a client may take before the client is taken to be gone")
+	approveSession := fs.Bool("approve-session", false, approveSessionUsage)
 	if code, done := parseFlags(fs, args); done {
 		return code
 	}
@@ -54,7 +55,7 @@ func runServe(ctx context.Context, env Env, args []string) int {
 	log := newLogger(env.Stderr)
 	if err := serve(ctx, serveOptions{
 		config: *config, socketPath: path, healthAddr: *health, drain: *drain, env: env, log: log,
-		maxSessions: *maxSessions, writeTimeout: *writeTimeout, bootTimeout: *boot,
+		maxSessions: *maxSessions, writeTimeout: *writeTimeout, bootTimeout: *boot, approveSession: *approveSession,
 	}); err != nil {
 		log.Error("serve stopped", slog.String("error", err.Error()))
 		fmt.Fprintf(env.Stderr, "mcp-executor serve: %v\n", err)
@@ -72,8 +73,10 @@ type serveOptions struct {
 	maxSessions  int
 	writeTimeout time.Duration
 	bootTimeout  time.Duration
-	env          Env
-	log          *slog.Logger
+	// approveSession approves every call held for approval (--approve-session).
+	approveSession bool
+	env            Env
+	log            *slog.Logger
 	// ready, when set, is told the socket's address once the executor accepts connections (tests).
 	ready func()
 }
@@ -99,7 +102,7 @@ func serve(ctx context.Context, o serveOptions) error {
 			}
 		}()
 	}
-	exe, err := sidecar.OpenBounded(ctx, sidecar.OpenOptions{ConfigPath: o.config, Logger: o.log}, o.bootTimeout)
+	exe, err := sidecar.OpenBounded(ctx, sidecar.OpenOptions{ConfigPath: o.config, Logger: o.log, ApproveSession: o.approveSession}, o.bootTimeout)
 	if err != nil {
 		return err
 	}

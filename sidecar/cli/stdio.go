@@ -11,10 +11,11 @@ import (
 )
 
 func runStdio(ctx context.Context, env Env, args []string) int {
-	fs := newFlags(env, "stdio", "--config FILE [--drain DURATION] [--boot-timeout DURATION]")
+	fs := newFlags(env, "stdio", "--config FILE [--drain DURATION] [--boot-timeout DURATION] [--approve-session]")
 	config := fs.String("config", "", "the executor's settings `file` (JSON)")
 	drain := fs.Duration("drain", sidecar.DefaultDrain, "after SIGTERM, how long calls in flight are given to finish")
 	boot := fs.Duration("boot-timeout", sidecar.DefaultBootTimeout, "how long start-up (keys, credentials, the book's check, recovery) may take")
+	approveSession := fs.Bool("approve-session", false, approveSessionUsage)
 	if code, done := parseFlags(fs, args); done {
 		return code
 	}
@@ -26,7 +27,7 @@ func runStdio(ctx context.Context, env Env, args []string) int {
 	log := newLogger(env.Stderr)
 	err := sidecar.RunStdio(ctx, sidecar.StdioOptions{
 		ConfigPath: *config, Stdin: env.Stdin, Stdout: env.Stdout, Stderr: env.Stderr, Logger: log,
-		BootTimeout: *boot, Drain: *drain,
+		BootTimeout: *boot, Drain: *drain, ApproveSession: *approveSession,
 	})
 	if code, ok := sidecar.IsExit(err); ok {
 		log.Info("exiting with the tool server's code", slog.Int("code", code))
@@ -39,6 +40,9 @@ func runStdio(ctx context.Context, env Env, args []string) int {
 	}
 	return signalCode(ctx)
 }
+
+// approveSessionUsage is the --approve-session flag's help (stdio and serve).
+const approveSessionUsage = "approve every call held for a person's approval in this process, without asking anyone (recorded as channel \"session\"; for development only)"
 
 // signalCode is 0 after a normal end, 130 when SIGINT ended the run and 143 for SIGTERM. The root
 // context comes from signal.NotifyContext, whose cause names the signal.

@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/approval"
 )
 
 // Disclaimer is printed by the demo and names why its records count for nothing.
@@ -35,6 +38,8 @@ func Setup(dir, exe string) (*devsetup.Env, error) {
 		Tools: map[string]devsetup.Tool{
 			"read_catalogue": {Action: "provared.data.read"},
 			"order_supplies": {Action: "supplies.order", Amount: map[string]any{"unit": "GBP", "pointer": "/total"}},
+			// Every message to the supplier waits for a person's yes or no.
+			"email_supplier": {Action: "provared.message.send", Approve: map[string]any{"timeout": 60000}},
 		},
 		Limits: []map[string]any{{"action": "supplies.order", "max": int64(50), "unit": "GBP"}},
 	})
@@ -51,9 +56,14 @@ type Step struct {
 	Args    map[string]any // its arguments
 	Refused bool           // whether the executor must refuse it
 	Reason  string         // for a refusal: the red.prova/refused reason expected in _meta
+	// Answer, for a call held for approval: the demo answers its request
+	// file in the queue folder (yes or no), as a person at a second terminal
+	// running `mcp-executor approve` would.
+	Answer *bool
 }
 
-// Script is the demo's session: two allowed calls, one over the slip's limit, one unlisted tool.
+// Script is the demo's session: two allowed calls, one over the slip's limit, one unlisted tool, and two
+// calls held for a person's approval: one approved, one declined.
 var Script = []Step{
 	{Say: "read the catalogue (allowed)", Tool: "read_catalogue", Args: map[string]any{"section": "paper"}},
 	{Say: "order paper for £30 (allowed: within the £50 limit)", Tool: "order_supplies", Args: map[string]any{"item": "paper", "total": 30}},
@@ -61,7 +71,13 @@ var Script = []Step{
 		Args: map[string]any{"item": "envelopes", "total": 40}, Refused: true, Reason: "over-limit"},
 	{Say: "wipe the records (refused: no rule names this tool)", Tool: "wipe_records",
 		Args: map[string]any{"confirm": true}, Refused: true, Reason: "unlisted"},
+	{Say: "email the supplier to confirm the order (held for a person; approved through the queue)", Tool: "email_supplier",
+		Args: map[string]any{"text": "Please confirm the paper order."}, Answer: &yes},
+	{Say: "email the supplier to cancel everything (held for a person; declined through the queue)", Tool: "email_supplier",
+		Args: map[string]any{"text": "Cancel every order."}, Answer: &no, Refused: true, Reason: "approval-declined"},
 }
+
+var yes, no = true, false
 
 // RunSession starts `exe stdio --config settings` as a real child process, speaks to it with the MCP Go
 // SDK's client and plays Script, writing what happens to w. It returns an error naming every expectation
@@ -90,15 +106,26 @@ func RunSession(ctx context.Context, exe, settingsPath string, stderr io.Writer,
 		failures = append(failures, "tools/list still shows the unlisted wipe_records")
 	}
 
+	queue := filepath.Join(filepath.Dir(settingsPath), "approvals")
 	for i, st := range Script {
+		answered := make(chan error, 1)
+		if st.Answer != nil {
+			go func() { answered <- answerLikeASecondTerminal(ctx, settingsPath, queue, *st.Answer, w) }()
+		} else {
+			answered <- nil
+		}
+		fmt.Fprintf(w, "%d. %s\n", i+1, st.Say)
 		res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: st.Tool, Arguments: st.Args})
+		if aerr := <-answered; aerr != nil {
+			failures = append(failures, fmt.Sprintf("step %d (%s): %v", i+1, st.Tool, aerr))
+		}
 		if err != nil {
 			failures = append(failures, fmt.Sprintf("step %d (%s): %v", i+1, st.Tool, err))
-			fmt.Fprintf(w, "%d. %s\n   error: %v\n", i+1, st.Say, err)
+			fmt.Fprintf(w, "   error: %v\n", err)
 			continue
 		}
 		text := resultText(res)
-		fmt.Fprintf(w, "%d. %s\n   -> %s\n", i+1, st.Say, text)
+		fmt.Fprintf(w, "   -> %s\n", text)
 		switch {
 		case st.Refused && !res.IsError:
 			failures = append(failures, fmt.Sprintf("step %d (%s): expected a refusal, the call went through", i+1, st.Tool))
@@ -117,6 +144,31 @@ func RunSession(ctx context.Context, exe, settingsPath string, stderr io.Writer,
 		return fmt.Errorf("the demo's expectations failed:\n  %s", strings.Join(failures, "\n  "))
 	}
 	return nil
+}
+
+// answerLikeASecondTerminal waits (at most a minute) for the one request
+// file in the queue folder and answers it, saying so.
+func answerLikeASecondTerminal(ctx context.Context, settingsPath, queue string, approve bool, w io.Writer) error {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		files, _, err := approval.Waiting(queue, time.Now())
+		if err == nil && len(files) > 0 {
+			f := files[0]
+			flag := "--yes"
+			if !approve {
+				flag = "--no"
+			}
+			fmt.Fprintf(w, "   (the call waits for a person: request %s in %s.\n    The demo answers it as a second terminal would: mcp-executor approve --config %s --id %s %s)\n", f.ID, queue, settingsPath, f.ID, flag)
+			if _, err := approval.AnswerFile(queue, f.ID, approve, time.Now()); err != nil {
+				return fmt.Errorf("answering request %s: %w", f.ID, err)
+			}
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return errors.New("no request for approval appeared in the queue folder " + queue)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 func resultText(res *mcp.CallToolResult) string {

@@ -22,12 +22,17 @@ type ReadArgs struct {
 	Section string `json:"section,omitempty" jsonschema:"the catalogue section to read"`
 }
 
+// EmailArgs are the arguments of the demo's email_supplier tool, which waits for a person's approval.
+type EmailArgs struct {
+	Text string `json:"text" jsonschema:"the message"`
+}
+
 // WipeArgs are the arguments of the demo's wipe_records tool, which the demo's rules leave unlisted.
 type WipeArgs struct {
 	Confirm bool `json:"confirm" jsonschema:"must be true"`
 }
 
-// NewToolServer returns the demo's tool server: an invented stationery supplier with three tools.
+// NewToolServer returns the demo's tool server: an invented stationery supplier with four tools.
 func NewToolServer() *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "mcp-executor-demo-supplier", Version: "1"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "read_catalogue", Description: "Read the supplier's catalogue (invented)."},
@@ -41,6 +46,10 @@ func NewToolServer() *mcp.Server {
 	mcp.AddTool(s, &mcp.Tool{Name: "order_supplies", Description: "Place an order with the supplier (invented)."},
 		func(_ context.Context, _ *mcp.CallToolRequest, a OrderArgs) (*mcp.CallToolResult, any, error) {
 			return text(fmt.Sprintf("ordered %s for £%d (nothing was really ordered)", a.Item, a.Total)), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "email_supplier", Description: "Email the supplier (invented)."},
+		func(_ context.Context, _ *mcp.CallToolRequest, a EmailArgs) (*mcp.CallToolResult, any, error) {
+			return text(fmt.Sprintf("emailed the supplier %d characters (nothing was really sent)", len(a.Text))), nil, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "wipe_records", Description: "Delete every record (the demo's rules never allow it)."},
 		func(_ context.Context, _ *mcp.CallToolRequest, _ WipeArgs) (*mcp.CallToolResult, any, error) {

@@ -44,11 +44,15 @@ type CompareResult struct {
 	// BookCheck is the checker's report on the book (its problems give
 	// Report.BookProblems).
 	BookCheck *book.Report
+	// Approvals are the approved stubs the copy does not back with an
+	// answer that approved and a use by the stub's call
+	// (copylog.ApprovalProblems); empty when all are backed.
+	Approvals []string
 }
 
 // OK is true only where copy and book agree, the copy checks and the book
 // has no problem.
-func (r *CompareResult) OK() bool { return r.Report.OK() }
+func (r *CompareResult) OK() bool { return r.Report.OK() && len(r.Approvals) == 0 }
 
 // CompareCopy holds the executor's copy against the book. It writes
 // nothing and takes no lock, so it may run beside a running executor: the
@@ -90,6 +94,7 @@ func CompareCopy(ctx context.Context, o CompareOptions) (*CompareResult, error) 
 		res.Report = copylog.CopyUnreadable(err, view)
 	} else {
 		res.Report = copylog.Compare(lines, view)
+		res.Approvals = copylog.ApprovalProblems(lines, view)
 	}
 	res.Rules = rulesInRecords(view.Service, entries, lines)
 	return res, nil

@@ -9,6 +9,15 @@ type Approvals struct {
 	Timeout      time.Duration // how long a held call waits; no answer is a refusal
 	Elicit       bool          // ask through the agent's client where it declared elicitation; default true
 	PendingAfter time.Duration // 0 = off: else a call still waiting after this long is answered "waiting"
+	// Kubernetes, when set, makes each held call an ApprovalRequest custom resource (package
+	// sidecar/approvalkube); nil when the block has no "kubernetes".
+	Kubernetes *KubernetesApprovals
+}
+
+// KubernetesApprovals is the approvals block's "kubernetes": {"namespace": "…"}. The client is the
+// settings' kubernetes block's (its kubeconfig), else the pod's in-cluster service account.
+type KubernetesApprovals struct {
+	Namespace string // where the ApprovalRequests are made
 }
 
 // Approve is a tool rule's "approve": every call to the tool is held for a
@@ -28,7 +37,7 @@ func defaultApprovals(dir string) Approvals {
 }
 
 func (p *parser) approvals(n *node) error {
-	o, err := asObject(n, "queue", "timeout", "elicit", "pendingAfter")
+	o, err := asObject(n, "queue", "timeout", "elicit", "pendingAfter", "kubernetes")
 	if err != nil {
 		return err
 	}
@@ -53,7 +62,48 @@ func (p *parser) approvals(n *node) error {
 		}
 		a.PendingAfter = time.Duration(ms) * time.Millisecond
 	}
+	if v := o.get("kubernetes"); v != nil {
+		if a.Kubernetes, err = p.kubernetesApprovals(v); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// kubernetesApprovals reads approvals.kubernetes: {"namespace": "…"}, the namespace a DNS label.
+func (p *parser) kubernetesApprovals(n *node) (*KubernetesApprovals, error) {
+	o, err := asObject(n, "namespace")
+	if err != nil {
+		return nil, err
+	}
+	v, err := o.required("namespace")
+	if err != nil {
+		return nil, err
+	}
+	if v.kind != '"' {
+		return nil, &Error{Place: v.place, Reason: "must be text (a namespace), not " + kindName(v.kind)}
+	}
+	if !isDNSLabel(v.str) {
+		return nil, &Error{Place: v.place, Reason: "must be a Kubernetes namespace name: 1 to 63 lower-case letters, digits and '-', starting and ending with a letter or digit"}
+	}
+	return &KubernetesApprovals{Namespace: v.str}, nil
+}
+
+// isDNSLabel reports whether s is an RFC 1123 label, as Kubernetes names namespaces.
+func isDNSLabel(s string) bool {
+	if len(s) == 0 || len(s) > 63 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+		case c == '-' && i > 0 && i < len(s)-1:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // approve reads a tool rule's "approve": true, false or {"timeout": ms}.

@@ -52,7 +52,7 @@ func TestApprovalsFaults(t *testing.T) {
 	}
 	cases := []struct{ name, text, place, reason string }{
 		{"block type", block(`true`), "approvals", "must be an object"},
-		{"unknown", block(`{"kubernetes": {}}`), "approvals.kubernetes", "not a known member"},
+		{"unknown", block(`{"page": {}}`), "approvals.page", "not a known member"},
 		{"queue empty", block(`{"queue": ""}`), "approvals.queue", "must not be empty"},
 		{"queue type", block(`{"queue": 1}`), "approvals.queue", "must be text"},
 		{"timeout low", block(`{"timeout": 999}`), "approvals.timeout", "from 1000 to 86400000"},

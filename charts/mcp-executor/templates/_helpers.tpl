@@ -46,15 +46,18 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- default (printf "%s-state" (include "mcp-executor.fullname" .)) .Values.state.existingClaim }}
 {{- end }}
 
+{{/* The settings volume: owner read only; the kubelet adds read for the pod's fsGroup (it does so for
+every file of a Secret or ConfigMap volume), which the executor knows is no wider access: only the
+containers that mount the volume reach it. */}}
 {{- define "mcp-executor.settingsSource" -}}
 {{- if .Values.executor.existingSecret }}
 secret:
   secretName: {{ .Values.executor.existingSecret }}
-  defaultMode: 0440
+  defaultMode: 0400
 {{- else }}
 configMap:
   name: {{ include "mcp-executor.fullname" . }}-settings
-  defaultMode: 0440
+  defaultMode: 0400
 {{- end }}
 {{- end }}
 
@@ -66,7 +69,20 @@ configMap:
 {{- else if eq .Values.keys.source "secrets" }}
 {{- $_ := set $s "kubernetes" (dict) }}
 {{- end }}
+{{- if .Values.approvals.kubernetes.enabled }}
+{{- $a := deepCopy (default (dict) $s.approvals) }}
+{{- $_ := set $a "kubernetes" (dict "namespace" (include "mcp-executor.approvalsNamespace" .)) }}
+{{- $_ := set $s "approvals" $a }}
+{{- if eq .Values.keys.source "vault" }}
+{{- $_ := set $s.vault.auth.kubernetes "tokenFile" "/var/run/secrets/kubernetes.io/serviceaccount/vault-token" }}
+{{- end }}
+{{- end }}
 {{- toPrettyJson $s }}
+{{- end }}
+
+{{/* The namespace of the ApprovalRequests. */}}
+{{- define "mcp-executor.approvalsNamespace" -}}
+{{- default .Release.Namespace .Values.approvals.kubernetes.namespace }}
 {{- end }}
 
 {{/* Hardened container security context; the user is passed in. */}}
@@ -87,14 +103,25 @@ seccompProfile:
 {{- define "mcp-executor.tokenVolume" -}}
 - name: sa-token
   projected:
-    defaultMode: 0440
+    defaultMode: 0400
     sources:
+      {{- if and (eq .Values.keys.source "vault") .Values.approvals.kubernetes.enabled }}
+      # Two tokens: one for the API server (ApprovalRequests), one with Vault's audience.
+      - serviceAccountToken:
+          path: token
+          expirationSeconds: 3600
+      - serviceAccountToken:
+          path: vault-token
+          expirationSeconds: 3600
+          audience: {{ .Values.keys.vault.audience }}
+      {{- else }}
       - serviceAccountToken:
           path: token
           expirationSeconds: 3600
           {{- if eq .Values.keys.source "vault" }}
           audience: {{ .Values.keys.vault.audience }}
           {{- end }}
+      {{- end }}
       - configMap:
           name: kube-root-ca.crt
           items:

@@ -1,0 +1,169 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/seed-6e06167c/mcp-executor/sidecar/approvalkube"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
+)
+
+// wantsKubernetes reports whether approve's arguments hold --kubernetes (the ApprovalRequests in a
+// cluster rather than the queue folder).
+func wantsKubernetes(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if a == "--kubernetes" || a == "-kubernetes" || a == "--kubernetes=true" || a == "-kubernetes=true" {
+			return true
+		}
+	}
+	return false
+}
+
+// runApproveKubernetes is `mcp-executor approve --kubernetes [--namespace NS | --config FILE]
+// [--kubeconfig FILE] [--once] [--id ID --yes|--no] [--reason TEXT] [--json]`: it lists the
+// ApprovalRequests nobody has answered and asks y/n for each, or answers the one --id names, as the
+// user of the kubeconfig (KUBECONFIG or ~/.kube/config by default), whose name the answer carries.
+func runApproveKubernetes(ctx context.Context, env Env, args []string) int {
+	fs := newFlags(env, "approve", "--kubernetes [--namespace NS | --config FILE] [--kubeconfig FILE] [--once] [--id ID --yes|--no] [--reason TEXT] [--json]")
+	fs.Bool("kubernetes", true, "answer the ApprovalRequests in a Kubernetes namespace instead of the queue folder")
+	namespace := fs.String("namespace", "", "the `namespace` of the ApprovalRequests (default: the settings' approvals.kubernetes.namespace)")
+	config := fs.String("config", "", "the executor's settings `file`, for its approvals.kubernetes.namespace")
+	kubeconfig := fs.String("kubeconfig", "", "the approver's kubeconfig `file` (default: KUBECONFIG, else ~/.kube/config)")
+	once := fs.Bool("once", false, "answer one waiting request, then exit")
+	id := fs.String("id", "", "answer the request with this `id` (request id or object name) without asking (with --yes or --no)")
+	yes := fs.Bool("yes", false, "with --id: approve")
+	no := fs.Bool("no", false, "with --id: decline")
+	reason := fs.String("reason", "", "a `text` the answer carries (status.reason)")
+	asJSON := fs.Bool("json", false, "print JSON: the waiting requests (answering none), or the answer given with --id")
+	if code, done := parseFlags(fs, args); done {
+		return code
+	}
+	switch {
+	case fs.NArg() != 0:
+		fs.Usage()
+		return ExitUsage
+	case (*namespace == "") == (*config == ""):
+		fmt.Fprintln(env.Stderr, "mcp-executor approve --kubernetes: give exactly one of --namespace NS and --config FILE")
+		return ExitUsage
+	case *id == "" && (*yes || *no):
+		fmt.Fprintln(env.Stderr, "mcp-executor approve: --yes and --no answer the request named by --id")
+		return ExitUsage
+	case *id != "" && *yes == *no:
+		fmt.Fprintln(env.Stderr, "mcp-executor approve: --id needs exactly one of --yes and --no")
+		return ExitUsage
+	case *id != "" && *once:
+		fmt.Fprintln(env.Stderr, "mcp-executor approve: --once asks about the first waiting request; --id names one")
+		return ExitUsage
+	}
+	ns := *namespace
+	if *config != "" {
+		s, _, err := settings.Load(*config)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "mcp-executor approve: %v\n", err)
+			return ExitFinding
+		}
+		if s.Approvals.Kubernetes == nil {
+			fmt.Fprintf(env.Stderr, "mcp-executor approve: %s has no approvals.kubernetes block; give --namespace\n", *config)
+			return ExitUsage
+		}
+		ns = s.Approvals.Kubernetes.Namespace
+	}
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if *kubeconfig != "" {
+		rules.ExplicitPath = *kubeconfig
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "mcp-executor approve: reading the kubeconfig: %v\n", err)
+		return ExitFinding
+	}
+	a, err := approvalkube.NewApprover(cfg, ns)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "mcp-executor approve: %v\n", err)
+		return ExitFinding
+	}
+
+	if *id != "" {
+		it, err := a.Answer(ctx, *id, *yes, *reason)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "mcp-executor approve: %v\n", err)
+			return ExitFinding
+		}
+		if *asJSON {
+			if err := writeJSON(env.Stdout, it); err != nil {
+				fmt.Fprintf(env.Stderr, "mcp-executor approve: %v\n", err)
+				return ExitFinding
+			}
+		} else {
+			fmt.Fprintf(env.Stdout, "%s request %s (tool %q) as %s\n", answered(*yes), it.RequestID, it.Tool, it.AnsweredBy)
+		}
+		return ExitOK
+	}
+	return askKubernetes(ctx, env, a, ns, *reason, *once, *asJSON)
+}
+
+// askKubernetes lists the waiting ApprovalRequests (--json: prints them) and asks y/n for each on
+// standard input, answering as the approver.
+func askKubernetes(ctx context.Context, env Env, a *approvalkube.Approver, ns, reason string, once, asJSON bool) int {
+	items, err := a.Waiting(ctx)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "mcp-executor approve: %v\n", err)
+		return ExitFinding
+	}
+	if asJSON {
+		if items == nil {
+			items = []approvalkube.Item{}
+		}
+		if err := writeJSON(env.Stdout, map[string]any{"namespace": ns, "waiting": items}); err != nil {
+			fmt.Fprintf(env.Stderr, "mcp-executor approve: %v\n", err)
+			return ExitFinding
+		}
+		return ExitOK
+	}
+	if len(items) == 0 {
+		fmt.Fprintf(env.Stdout, "nothing waits for approval in namespace %s\n", ns)
+		return ExitOK
+	}
+	in := bufio.NewReader(env.Stdin)
+	for _, it := range items {
+		fmt.Fprintf(env.Stdout, "request %s (%s), expires %s\n  %s\napprove? [y/n] ", it.RequestID, it.Name, it.ExpiresAt, it.Sentence)
+		line, err := in.ReadString('\n')
+		if err != nil && (!errors.Is(err, io.EOF) || line == "") {
+			fmt.Fprintln(env.Stdout)
+			fmt.Fprintln(env.Stdout, "no more answers on standard input; the rest still wait")
+			return ExitOK
+		}
+		var approved bool
+		switch strings.ToLower(strings.TrimSpace(line)) {
+		case "y", "yes":
+			approved = true
+		case "n", "no":
+			approved = false
+		default:
+			fmt.Fprintf(env.Stdout, "not answered (type y or n): request %s still waits\n", it.RequestID)
+			if once {
+				return ExitOK
+			}
+			continue
+		}
+		done, err := a.Answer(ctx, it.Name, approved, reason)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "mcp-executor approve: %v\n", err)
+			return ExitFinding
+		}
+		fmt.Fprintf(env.Stdout, "%s request %s as %s\n", answered(approved), it.RequestID, done.AnsweredBy)
+		if once {
+			return ExitOK
+		}
+	}
+	return ExitOK
+}

@@ -1,0 +1,30 @@
+// A client of the official TypeScript SDK for the executor's approval tests
+// (sidecar/approve_node_test.go): it starts the executor, calls one tool
+// held for approval, and prints the result as one JSON line on stdout.
+//
+//   node approval-client.mjs EXECUTOR CONFIG MODE TOOL ARGS_JSON
+//
+// MODE: "accept" (declares elicitation, says yes), "decline" (declares it,
+// says no), "none" (declares no elicitation: never asked).
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+
+const [executor, config, mode, tool, argsJSON] = process.argv.slice(2);
+const capabilities = mode === "none" ? {} : { elicitation: { form: {} } };
+const client = new Client({ name: "ts-approval-client", version: "1.0.0" }, { capabilities });
+const asked = [];
+if (mode !== "none") {
+  client.setRequestHandler(ElicitRequestSchema, async (req) => {
+    asked.push(req.params.message);
+    if (mode === "accept") {
+      return { action: "accept", content: { approve: true } };
+    }
+    return { action: "decline" };
+  });
+}
+const transport = new StdioClientTransport({ command: executor, args: ["stdio", "--config", config], stderr: "inherit" });
+await client.connect(transport);
+const result = await client.callTool({ name: tool, arguments: JSON.parse(argsJSON) }, undefined, { timeout: 60000 });
+process.stdout.write(JSON.stringify({ result, asked, version: transport._protocolVersion ?? null }) + "\n");
+await client.close();
