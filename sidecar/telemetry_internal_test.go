@@ -3,13 +3,19 @@ package sidecar
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
+
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
 )
 
 // waitingApproval reads the calls-waiting-for-approval gauge.
@@ -70,5 +76,44 @@ func TestNotTakenWhy(t *testing.T) {
 		if got := notTakenWhy(strings.TrimPrefix(msg, "not taken: ")); got != want {
 			t.Errorf("notTakenWhy(%q) = %q, want %q", msg, got, want)
 		}
+	}
+}
+
+// BenchmarkCallTelemetry is the telemetry work of one allowed call alone (its span from the client's
+// traceparent, five children, the context put in the line to the server, the metrics), with the
+// SDK (every span sampled, a batch processor to nowhere, a metrics reader) and with the API's
+// no-ops, side by side: what the per-call figure of BenchmarkTelemetry hides in its fsyncs.
+func BenchmarkCallTelemetry(b *testing.B) {
+	line := []byte(`{"jsonrpc":"2.0","id":"provared-1-x","method":"tools/call","params":{"name":"echo","arguments":{"text":"bench"},"_meta":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}}`)
+	m, err := wire.Inspect(line)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, mode := range []string{"off", "on"} {
+		b.Run("telemetry="+mode, func(b *testing.B) {
+			var tel *telemetry
+			if mode == "on" {
+				tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+				defer tp.Shutdown(context.Background())
+				tel = newTelemetry(tp, sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader())))
+			} else {
+				tel = newTelemetry(tracenoop.NewTracerProvider(), metricnoop.NewMeterProvider())
+			}
+			s := &Session{e: &Executor{tel: tel}, ctx: context.Background(), log: slog.New(slog.DiscardHandler)}
+			b.ReportAllocs()
+			for b.Loop() {
+				tc := &toolCall{s: s, ourID: "provared-1-x", tool: "echo"}
+				tc.ctx, tc.span, tc.tele = s.startCall(m)
+				tc.named("echo", true)
+				tc.child(spanJudge)(nil)
+				_ = tc.durable(fileCopy, func() error { return nil })
+				_ = tc.toServer(line)
+				tc.serverEnded(outcome{kind: outResult})
+				tc.child(spanSign)(nil)
+				_ = tc.durable(fileBook, func() error { return nil })
+				tc.decide(DecisionAllowed)
+				tc.endCall()
+			}
+		})
 	}
 }
