@@ -94,7 +94,7 @@ func BenchmarkCallTelemetry(b *testing.B) {
 			var tel *telemetry
 			if mode == "on" {
 				tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
-				defer tp.Shutdown(context.Background())
+				defer func() { _ = tp.Shutdown(context.Background()) }()
 				tel = newTelemetry(tp, sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader())))
 			} else {
 				tel = newTelemetry(tracenoop.NewTracerProvider(), metricnoop.NewMeterProvider())

@@ -50,7 +50,7 @@ func TestSetupTelemetryWithoutOTEL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tel.shutdown(context.Background())
+	defer func() { _ = tel.shutdown(context.Background()) }()
 	if _, isSDK := otel.GetTracerProvider().(*sdktrace.TracerProvider); isSDK {
 		t.Error("a trace SDK was installed with no OTEL_* variable")
 	}
