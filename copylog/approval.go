@@ -232,3 +232,12 @@ func decodeApprovalMember(ln *Line, obj map[string]any, name string) error {
 	}
 	return err
 }
+
+// isApproval is whether a line of kind k belongs to an approval request.
+func (k Kind) isApproval() bool {
+	switch k {
+	case KindApprovalRequest, KindApprovalAnswer, KindApprovalLate, KindApprovalUse, KindApprovalEnd:
+		return true
+	}
+	return false
+}

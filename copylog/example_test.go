@@ -48,7 +48,12 @@ func Example() {
 	for _, u := range log.Unfinished() {
 		fmt.Println("unfinished:", u.Sent.Call, "outcome known:", u.Outcome != nil)
 	}
-	report := copylog.Compare(log.Lines(), copylog.BookView{Intact: true})
+	lines, err := copylog.ReadFile(path, key, name) // compare reads the copy beside the executor
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	report := copylog.Compare(lines, copylog.BookView{Intact: true})
 	fmt.Println(report.Summary())
 	// Output:
 	// unfinished: provared-1-x7Q outcome known: false

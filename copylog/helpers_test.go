@@ -107,3 +107,14 @@ func readBytes(t *testing.T, path string) []byte {
 	}
 	return b
 }
+
+// linesOf reads back every line of l's file (a Log keeps only its approval
+// lines and unfinished calls).
+func linesOf(t *testing.T, l *Log) []Line {
+	t.Helper()
+	lines, err := ReadFile(l.Path(), testKey, testName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lines
+}

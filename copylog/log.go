@@ -21,7 +21,7 @@ type Log struct {
 	key        []byte
 	name       string
 	f          *os.File
-	lines      []Line
+	approvals  []Line // the approval lines read at Open
 	unfinished []Unfinished
 
 	// writeFile and syncFile are the two calls that put bytes on the disk;
@@ -114,11 +114,17 @@ func open(f *os.File, path string, key []byte, name string, created bool) (*Log,
 			return nil, fmt.Errorf("opening copy %s: syncing its folder: %w", path, err)
 		}
 	}
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return nil, fmt.Errorf("reading copy %s: %w", path, err)
-	}
-	lines, err := verify(data, key, name, path)
+	// Read line by line: what is kept is the calls still without a
+	// receipt and the approval lines, never every line.
+	var acc unfinishedAcc
+	var approvals []Line
+	n, size, err := verifyStream(f, key, name, path, func(ln Line) error {
+		acc.add(ln)
+		if ln.Kind.isApproval() {
+			approvals = append(approvals, ln)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -127,10 +133,10 @@ func open(f *os.File, path string, key []byte, name string, created bool) (*Log,
 		key:        append([]byte(nil), key...),
 		name:       name,
 		f:          f,
-		lines:      lines,
-		unfinished: UnfinishedCalls(lines),
-		nextSeq:    int64(len(lines)) + 1,
-		size:       int64(len(data)),
+		approvals:  approvals,
+		unfinished: acc.list(),
+		nextSeq:    n + 1,
+		size:       size,
 	}
 	l.idle.L = &l.mu
 	l.writeFile = f.Write
@@ -152,8 +158,10 @@ var syncDir = func(dir string) error {
 // Path is the copy's file path.
 func (l *Log) Path() string { return l.path }
 
-// Lines returns the lines verified at Open (not those appended since).
-func (l *Log) Lines() []Line { return append([]Line(nil), l.lines...) }
+// ApprovalLines returns the approval lines verified at Open (not those
+// appended since), in order: what approval.NewHub restores its requests
+// from. The Log keeps no other line it read.
+func (l *Log) ApprovalLines() []Line { return append([]Line(nil), l.approvals...) }
 
 // Unfinished returns, as found at Open, the calls the copy shows as sent
 // with no receipt or late-receipt line: the receipts the next start must

@@ -63,7 +63,7 @@ func TestLineLayout(t *testing.T) {
 func TestAppendAndReopen(t *testing.T) {
 	path := tempCopy(t)
 	l := mustOpen(t, path)
-	if n := len(l.Lines()); n != 0 {
+	if n := len(linesOf(t, l)); n != 0 {
 		t.Fatalf("a new copy has %d lines", n)
 	}
 	fi, err := os.Stat(path)
@@ -93,7 +93,7 @@ func TestAppendAndReopen(t *testing.T) {
 	}
 
 	l2 := mustOpen(t, path)
-	got := l2.Lines()
+	got := linesOf(t, l2)
 	if len(got) != len(kinds) {
 		t.Fatalf("reopened copy has %d lines, want %d", len(got), len(kinds))
 	}
@@ -108,7 +108,7 @@ func TestAppendAndReopen(t *testing.T) {
 	}
 	l2.Close()
 	l3 := mustOpen(t, path)
-	if last := l3.Lines()[len(kinds)]; last.Seq != int64(len(kinds)+1) || last.Call != "call-5" {
+	if last := linesOf(t, l3)[len(kinds)]; last.Seq != int64(len(kinds)+1) || last.Call != "call-5" {
 		t.Errorf("appended after reopening: %+v", last)
 	}
 }
@@ -121,7 +121,7 @@ func TestAppendSetsTimeWhenZero(t *testing.T) {
 	}
 	l.Close()
 	l2 := mustOpen(t, l.Path())
-	when := l2.Lines()[0].When
+	when := linesOf(t, l2)[0].When
 	if when.Before(before) || when.After(time.Now()) {
 		t.Errorf("start line dated %v, appended after %v", when, before)
 	}

@@ -142,7 +142,7 @@ func TestAppendFailsThroughTheSeam(t *testing.T) {
 			checkBroken(t, l, err, before)
 			// The next start finds a sound copy.
 			l.Close()
-			if n := len(mustOpen(t, l.Path()).Lines()); n != 1 {
+			if n := len(linesOf(t, mustOpen(t, l.Path()))); n != 1 {
 				t.Errorf("reopened copy has %d lines, want 1", n)
 			}
 		})

@@ -34,6 +34,7 @@ type Executor struct {
 	rulesFP string              // "" without a rules file
 	denials *denialLimiter
 	tel     *telemetry // tracer and instruments (telemetry.go)
+	pol     *policy    // tool rules, quotas, redaction; set by begin
 	appr    *approvals // nil when no call is held for approval (hold.go)
 
 	admitMu  sync.Mutex // the order calls are judged, sent and written in
@@ -52,13 +53,18 @@ type Executor struct {
 	idle         chan struct{}
 	draining     atomic.Bool
 
-	stopped    atomic.Bool
-	stoppedCh  chan struct{} // closed by stop
-	stopWhy    atomic.Value  // string: why stop was called
-	bookBroken atomic.Bool
-	closeOnce  sync.Once
-	closeErr   error
-	closer     func() error
+	stopped   atomic.Bool
+	stoppedCh chan struct{} // closed by stop
+
+	fullAt          int // entries from which no new call is taken (bookfull.go)
+	bookFullOnce    sync.Once
+	bookFullCh      chan struct{}
+	bookFullWhyText atomic.Value
+	stopWhy         atomic.Value // string: why stop was called
+	bookBroken      atomic.Bool
+	closeOnce       sync.Once
+	closeErr        error
+	closer          func() error
 }
 
 // ErrStopped is why a call is not taken after the copy or the book could
@@ -79,6 +85,7 @@ func newExecutor(log *slog.Logger, set *settings.Settings, slipFP string, agent,
 		scribeQ:    make(chan *toolCall, 1024),
 		scribeDone: make(chan struct{}),
 		stoppedCh:  make(chan struct{}),
+		fullAt:     fullAt, bookFullCh: make(chan struct{}),
 	}
 	e.denials = newDenialLimiter(set.DenialsPerHour, func(n int64) {
 		if err := e.copyAppend(copylog.Line{Kind: copylog.KindDenialsFolded, Count: n}); err != nil {

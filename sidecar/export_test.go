@@ -9,3 +9,10 @@ func BreakBook(e *Executor) error { return e.book.Close() }
 // BreakCopy closes the copy under a running executor, so that the next
 // line cannot be written.
 func BreakCopy(e *Executor) error { return e.copy.Close() }
+
+// FillBookAt makes the executor take the book as full from n entries
+// (the real point is 99,000: a test cannot sign that many).
+func FillBookAt(e *Executor, n int) { e.fullAt = n }
+
+// BookSize is the number of entries in the executor's book.
+func BookSize(e *Executor) int { return e.ledger.Size() }

@@ -44,7 +44,7 @@ type approvals struct {
 // calls: the hub rebuilds its requests from the copy and asks the pending
 // ones again. approveSession approves every held call of this process.
 func (e *Executor) openApprovals(approveSession bool) error {
-	lines := e.copy.Lines()
+	lines := e.copy.ApprovalLines() // the copy keeps only its approval lines (copylog reads line by line)
 	if !e.holdsAny() && !copyHasRequests(lines) {
 		if approveSession {
 			e.log.Warn("--approve-session is given, and no tool rule holds calls for approval")
@@ -64,7 +64,7 @@ func (e *Executor) openApprovals(approveSession bool) error {
 		channels = append(channels, kube)
 	}
 	hub, err := approval.NewHub(approval.Options{Copy: e.copy, Channels: channels,
-		PendingAfter: e.set.Approvals.PendingAfter, ApproveSession: approveSession, Logger: e.log}, lines)
+		PendingAfter: e.set.Approvals.PendingAfter, ApproveSession: approveSession, Logger: e.log, Redact: e.RedactArgs}, lines)
 	if err != nil {
 		return fmt.Errorf("approvals: rebuilding the requests from the copy: %w", err)
 	}
@@ -103,7 +103,7 @@ func copyHasRequests(lines []copylog.Line) bool {
 
 // holdsFor says whether the call's tool rule holds it for approval.
 func (s *Session) holdsFor(tc *toolCall) bool {
-	t, ok := s.e.set.Tools[tc.tool]
+	t, ok := s.e.toolRule(tc.tool)
 	return ok && t.Approve != nil
 }
 

@@ -538,8 +538,7 @@ func (s *Session) filterTools(line []byte) (out []byte, ok bool) {
 		return nil, false
 	}
 	res, err := wire.FilterTools(m.Result, func(name string) bool {
-		_, ok := s.e.set.Tools[name]
-		return ok
+		return s.e.toolListed(name)
 	})
 	if err != nil {
 		s.log.Warn("a tools/list result could not be filtered; it is not passed on", slog.String("error", wire.Cut(err.Error())), wire.LineAttr(line))

@@ -128,7 +128,7 @@ func loadParts(ctx context.Context, set *settings.Settings, cl *closers, log *sl
 	}
 	// The tool server's credentials must be readable before anything is written: a start that would fail
 	// on them leaves no book and no copy behind.
-	if _, err := serverEnv(ctx, set, log); err != nil {
+	if err := checkCredentials(ctx, set, log); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -140,11 +140,11 @@ func openRecords(set *settings.Settings, p *parts, cl *closers, log *slog.Logger
 	if err := boot.RepairTornBook(set, p.copyKey, log); err != nil {
 		return err
 	}
-	bk, err := book.OpenBook(set.Agent.Book, book.Options{IssuerKeys: set.Agent.IssuerKeys})
+	bk, err := boot.OpenBook(set, p.copyKey, log)
 	if err != nil {
 		return err
 	}
-	cl.add(bk.Close)
+	cl.add(func() error { return boot.CloseBook(set, bk, p.copyKey, log) })
 	if err := bk.Ledger().Sound(); err != nil {
 		return fmt.Errorf("book %s: %w", set.Agent.Book, err)
 	}
@@ -180,10 +180,16 @@ func (e *Executor) begin(ctx context.Context) error {
 	if err := e.recover(ctx); err != nil {
 		return fmt.Errorf("recovering at start: %w", err)
 	}
+	pol, err := newPolicy(e.set, e.copy, e.log)
+	if err != nil {
+		return err
+	}
+	e.pol = pol
 	if err := e.copyAppend(copylog.Line{Kind: copylog.KindStart}); err != nil {
 		return fmt.Errorf("writing the copy: %w", err)
 	}
 	e.log.Info("executor started", slog.String("name", e.set.Name), slog.String("slip", e.slipFP),
 		slog.Int("bookEntries", e.ledger.Size()))
+	e.bookFullWhy() // a book already full says so at once (bookfull.go)
 	return nil
 }

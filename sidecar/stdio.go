@@ -102,6 +102,9 @@ func RunStdio(ctx context.Context, o StdioOptions) error {
 // Serve starts a tool server for one agent connection and runs a session
 // between it and the client until either side ends.
 func (e *Executor) Serve(ctx context.Context, in io.Reader, out io.Writer, serverStderr io.Writer) error {
+	if e.set.Servers != nil {
+		return e.serveRouted(ctx, in, out, serverStderr)
+	}
 	srv, err := e.startServer(ctx, serverStderr)
 	if err != nil {
 		return err

@@ -264,8 +264,9 @@ func newSessionID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// serverLabel names the tool server for the metrics: the single server
-// form has one, "default".
+// serverLabel names the tool server for the metrics before the tool is
+// known (and for the single "server" form): "default". named sets the
+// server the tool routes to when the settings name several.
 func (e *Executor) serverLabel() string { return defaultServerLabel }
 
 // traceIDOf is the trace id the stub's provared.trace-id names: the
@@ -295,6 +296,10 @@ func (tc *toolCall) named(name string, listed bool) {
 	tc.span.SetAttributes(attribute.String(AttrGenAITool, name), attribute.String(AttrTool, name))
 	if listed {
 		tc.tele.tool = name
+		if server := tc.s.e.serverOf(name); server != "" {
+			tc.tele.server = server
+			tc.span.SetAttributes(attribute.String(AttrServer, server))
+		}
 	}
 }
 

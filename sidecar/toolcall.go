@@ -16,6 +16,7 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
 	"github.com/seed-6e06167c/mcp-executor/receipts/record"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/policy/quota"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
 )
@@ -110,7 +111,8 @@ type toolCall struct {
 	details []record.Detail
 	when    time.Time
 	hold    *book.Reservation
-	held    *held // set by holdCall for a call held for approval (hold.go)
+	quota   *quota.Reservation // nil when the tool's rule sets no quota
+	held    *held              // set by holdCall for a call held for approval (hold.go)
 
 	ctx  context.Context
 	span trace.Span
@@ -190,6 +192,11 @@ func (s *Session) takeCall(line []byte, m *wire.Message) {
 		s.mu.Unlock()
 		s.notTakenCall(m, "not taken: too many calls are waiting")
 		s.replyError(m.ID, wire.CodeNotTaken, "not taken: too many calls are waiting", nil)
+		return
+	}
+	if why := s.e.bookFullWhy(); why != "" {
+		s.mu.Unlock()
+		s.replyError(m.ID, wire.CodeNotTaken, "not taken: "+why, nil)
 		return
 	}
 	size := int64(len(line))
@@ -296,6 +303,7 @@ func (s *Session) replyCallError(tc *toolCall, code int, message string, data []
 
 // release ends a call's life in the session.
 func (s *Session) release(tc *toolCall) {
+	tc.releaseQuota()
 	s.freeSlot(tc)
 	tc.endCall()
 	s.callsWG.Done()
@@ -363,7 +371,7 @@ func (s *Session) judge(tc *toolCall) bool {
 		return false
 	}
 	tc.tool = name
-	rule, listed := e.set.Tools[name]
+	rule, listed := e.toolRule(name)
 	tc.named(name, listed)
 	if !listed {
 		if e.forwardUnlisted() {
@@ -374,6 +382,13 @@ func (s *Session) judge(tc *toolCall) bool {
 		}
 		s.refuse(tc, refusal{action: ActionUnlisted, reason: "other", refused: CodeUnlisted, codes: []string{CodeUnlisted},
 			why: "no rule in the executor's settings names the tool " + quote(name)})
+		return false
+	}
+	if rule.Refuse {
+		s.refuseByRule(tc, rule)
+		return false
+	}
+	if !s.reserveQuota(tc, rule) {
 		return false
 	}
 	tc.action = rule.Action
@@ -418,6 +433,9 @@ func (e *Executor) callDetails(tc *toolCall, argFP string) []record.Detail {
 		record.TextDetail(receipt.LabelToolName, tc.tool),
 		record.TextDetail(receipt.LabelCall, tc.ourID),
 		record.TextDetail(receipt.LabelRequestID, tc.ourID),
+	}
+	if server := e.serverOf(tc.tool); server != "" {
+		details = append(details, record.TextDetail(receipt.LabelServer, server))
 	}
 	if tid := tc.tele.traceIDOf(); tid != "" {
 		details = append(details, record.TextDetail(receipt.LabelTraceID, tid))
@@ -498,6 +516,7 @@ func (s *Session) send(tc *toolCall) {
 		tc.finish(outcome{kind: outNotSent})
 		return
 	}
+	tc.commitQuota()
 	faultPoint("after-copy-sent")
 	if tc.prevSent != nil {
 		<-tc.prevSent

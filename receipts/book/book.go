@@ -1,7 +1,6 @@
 package book
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -33,6 +32,9 @@ type Book struct {
 	size    int64 // bytes durable in the file
 	needLF  bool  // the last line read had no line feed
 	broken  error
+
+	trust string // trustOf the options it was opened with
+	cpUse string // what OpenBook made of the checkpoint (CheckpointUse)
 }
 
 type write struct {
@@ -99,7 +101,7 @@ func OpenBook(path string, opts Options) (*Book, error) {
 		f.Close()
 		return nil, fmt.Errorf("locking book %s (is another executor using it?): %w", path, err)
 	}
-	b := &Book{path: path, f: f}
+	b := &Book{path: path, f: f, trust: trustOf(opts)}
 	r, err := b.readAll(opts)
 	if err != nil {
 		f.Close()
@@ -113,39 +115,30 @@ func OpenBook(path string, opts Options) (*Book, error) {
 // core while the lines are read in order, taking each as valid; if any
 // turns out not to check, which only a damaged book shows, the book is read
 // again from the start, checking each signature in its turn, so that the
-// answer is always the one a reading in order gives.
+// answer is always the one a reading in order gives. With a checkpoint
+// that fits, the signatures of the lines it covers are not checked again;
+// one that does not fit is ignored (CheckpointUse says why) and the book
+// is read again from the start, checking every signature.
 func (b *Book) readAll(opts Options) (*reader, error) {
-	type job struct {
-		key        *jwk.Key
-		input, sig []byte
+	cp := opts.Checkpoint
+	if cp != nil && cp.Trust != b.trust {
+		b.cpUse = "ignored: it was made under other trusted passkeys"
+		cp = nil
 	}
-	jobs := make(chan job, 512)
-	var failed atomic.Bool
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Go(func() {
-			for j := range jobs {
-				if !j.key.Verify(j.input, j.sig) {
-					failed.Store(true)
-				}
-			}
-		})
-	}
-	r := newReader(opts, false)
-	r.verify = func(k *jwk.Key, input, sig []byte) bool {
-		jobs <- job{k, input, sig}
-		return true
-	}
-	err := b.read(r)
-	close(jobs)
-	wg.Wait()
-	if err == nil && failed.Load() {
-		if _, err := b.f.Seek(0, io.SeekStart); err != nil {
-			return nil, fmt.Errorf("reading book %s again: %w", b.path, err)
+	r, failed, cpErr, err := b.readParallel(opts, cp)
+	if err == nil && cpErr != nil {
+		b.cpUse = "ignored: " + cpErr.Error()
+		if err = b.rewind(); err == nil {
+			r, failed, _, err = b.readParallel(opts, nil)
 		}
-		b.size, b.needLF = 0, false
-		r = newReader(opts, false)
-		err = b.read(r)
+	} else if err == nil && cp != nil {
+		b.cpUse = "used"
+	}
+	if err == nil && failed {
+		if err = b.rewind(); err == nil {
+			r = newReader(opts, false)
+			err = b.read(r, nil)
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -154,37 +147,109 @@ func (b *Book) readAll(opts Options) (*reader, error) {
 	return r, nil
 }
 
-func (b *Book) read(r *reader) error {
-	br := bufio.NewReaderSize(b.f, 1<<16)
-	for n := 1; ; n++ {
-		line, err := br.ReadBytes('\n')
-		if len(line) == 0 && err == io.EOF {
+func (b *Book) rewind() error {
+	if _, err := b.f.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("reading book %s again: %w", b.path, err)
+	}
+	b.size, b.needLF = 0, false
+	return nil
+}
+
+// readParallel reads the book once, checking signatures on every core
+// (those of the lines cp covers not at all). failed is whether a signature
+// did not check; cpErr says why cp does not fit the book.
+func (b *Book) readParallel(opts Options, cp *Checkpoint) (r *reader, failed bool, cpErr, err error) {
+	type job struct {
+		key        *jwk.Key
+		input, sig []byte
+	}
+	jobs := make(chan job, 64)
+	var bad atomic.Bool
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for j := range jobs {
+				if !checkSignature(j.key, j.input, j.sig) {
+					bad.Store(true)
+				}
+			}
+		})
+	}
+	r = newReader(opts, false)
+	r.verify = func(k *jwk.Key, input, sig []byte) bool {
+		if cp != nil && r.size < cp.Entries {
+			return true // covered by the checkpoint, confirmed by its root below
+		}
+		jobs <- job{k, input, sig}
+		return true
+	}
+	var after func() error
+	if cp != nil {
+		r.covered = cp.Entries > 0
+		after = func() error {
+			r.covered = cp != nil && r.size < cp.Entries
+			if cp == nil || r.size != cp.Entries {
+				return nil
+			}
+			root := r.tree.root()
+			if canon.B64(root[:]) != cp.Root || b.size != cp.Bytes {
+				return errCheckpointMismatch
+			}
+			cp = nil // checked: the lines after it are verified
+			r.covered = false
 			return nil
 		}
-		if err != nil && err != io.EOF {
+	}
+	err = b.read(r, after)
+	close(jobs)
+	wg.Wait()
+	if errors.Is(err, errCheckpointMismatch) {
+		return r, false, errors.New("the book's first entries do not have the top fingerprint it names (the book was changed, or cut back)"), nil
+	}
+	if err == nil && cp != nil {
+		return r, false, fmt.Errorf("it names %d entries and the book holds %d", cp.Entries, r.size), nil
+	}
+	return r, bad.Load(), nil, err
+}
+
+var errCheckpointMismatch = errors.New("checkpoint does not fit")
+
+// read reads the book from where the file stands, calling after (when
+// given) once each line is read; its error stops the reading.
+func (b *Book) read(r *reader, after func() error) error {
+	sc := newLineScanner(b.f)
+	for n := 1; ; n++ {
+		line, lf, err := sc.next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
 			return fmt.Errorf("reading book %s: %w", b.path, err)
 		}
-		b.size += int64(len(line))
-		last := err == io.EOF
-		if last {
+		b.size = sc.bytes
+		if !lf {
 			// No line feed: a whole line only if it parses.
 			if !isJSON(line) {
 				return fmt.Errorf("book %s: line %d is torn (it has no line feed and does not parse as a whole entry); "+
 					"a write did not finish: keep a copy, then remove that last line to go on", b.path, n)
 			}
 			b.needLF = true
-		} else {
-			line = line[:len(line)-1]
 		}
 		if r.size >= MaxEntries {
 			f := Finding{"too-large", "the book holds more than 100,000 entries"}
 			r.failure = &f
 			return nil
 		}
+		r.leaf = sc.leaf
 		if _, err := r.readLine(line, false); err != nil {
 			return fmt.Errorf("reading book %s line %d: %w", b.path, n, err)
 		}
-		if last {
+		if after != nil {
+			if err := after(); err != nil {
+				return err
+			}
+		}
+		if !lf {
 			return nil
 		}
 	}

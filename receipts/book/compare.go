@@ -323,16 +323,16 @@ func naivePeriodWorst(items []periodItem, when, per, value int64) *big.Int {
 	return worst
 }
 
-// settlePeriods gives every stub whose period holds more than a limit
-// allows the finding "over-period-limit", once every stub has been read.
-func settlePeriods(s *rules, t *tally, entries []Entry) {
+// settlePeriodsFn gives every stub whose period holds more than a limit
+// allows the finding "over-period-limit" (through breach), once every
+// stub has been read.
+func settlePeriodsFn(s *rules, t *tally, breach func(entry int, f Finding)) {
 	for _, i := range t.periodOrder {
 		l := s.limits[i]
 		sorted, totals := windowTotals(t.periods[i].items, l.per)
 		for k, it := range sorted {
 			if totals[k].Cmp(allowedIn(l)) > 0 && it.entry >= 0 {
-				e := &entries[it.entry]
-				e.late = append(e.late, overPeriod(l, totals[k]))
+				breach(it.entry, overPeriod(l, totals[k]))
 			}
 		}
 	}

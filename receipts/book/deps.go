@@ -29,6 +29,11 @@ func (r *reader) keySetSignatures(rec *record.Record, keys jwk.KeySet) []SigStat
 		}
 		k := ordered[i]
 		st := SigState{Method: k.Alg, State: stateInvalid}
+		if r.covered && !r.opts.without(k.Alg) {
+			// Checked at an earlier start: the checkpoint's top fingerprint confirms the line.
+			states = append(states, SigState{Method: k.Alg, State: stateValid})
+			continue
+		}
 		switch sig, err := rec.Signatures[i].Bytes(); {
 		case r.opts.without(k.Alg):
 			st.State = stateUnavailable
@@ -40,7 +45,11 @@ func (r *reader) keySetSignatures(rec *record.Record, keys jwk.KeySet) []SigStat
 	return states
 }
 
-func verifyWithKey(k *jwk.Key, input, sig []byte) bool { return k.Verify(input, sig) }
+func verifyWithKey(k *jwk.Key, input, sig []byte) bool { return checkSignature(k, input, sig) }
+
+// checkSignature checks one signature; the benchmarks' child processes
+// replace it to read books with placeholder signatures.
+var checkSignature = func(k *jwk.Key, input, sig []byte) bool { return k.Verify(input, sig) }
 
 func overall(states []SigState) string {
 	for _, s := range states {

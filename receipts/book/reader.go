@@ -55,6 +55,14 @@ type reader struct {
 	verify  func(k *jwk.Key, input, sig []byte) bool
 	// expectSlip, when set, is the slip a stub being appended must be under.
 	expectSlip string
+	// leaf, when set, is the leaf hash of the line being read, which was
+	// handed over cut (see lineScanner).
+	leaf *[32]byte
+	// covered is whether the line being read is one a checkpoint covers
+	// (OpenBook): its hybrid signatures are taken as checked, and the
+	// checkpoint's top fingerprint, compared once those lines are read,
+	// confirms them or throws the whole reading away.
+	covered bool
 }
 
 // running is the summary kept line by line, for the check before acting.
@@ -190,7 +198,12 @@ func (r *reader) readLine(line []byte, strict bool) (Entry, error) {
 	if commit != nil {
 		commit()
 	}
-	r.tree.add(line)
+	if r.leaf != nil {
+		r.tree.addLeaf(*r.leaf)
+		r.leaf = nil
+	} else {
+		r.tree.add(line)
+	}
 	r.size++
 	r.note(&e)
 	if r.keep {

@@ -1,7 +1,5 @@
 package book
 
-import "sort"
-
 // facts is what one entry adds to the summary (the reference's summarise).
 func (r *reader) facts(e *Entry) (problemFound, skipped bool, missing []string, uncompared bool) {
 	problemFound = len(e.Problems) > 0
@@ -100,40 +98,4 @@ func (r *reader) note(e *Entry) {
 		r.running.uncompared++
 	}
 	countEntry(&r.running.counts, e)
-}
-
-// summarise is the summary of a whole book (the reference's summarise).
-func (r *reader) summarise(entries []Entry, bookProblems []Finding) Summary {
-	skipped := len(bookProblems) > 0 || len(entries) == 0
-	missing := map[string]bool{}
-	problemFound := len(bookProblems) > 0
-	allCompared := true
-	var s Summary
-	for i := range entries {
-		e := &entries[i]
-		p, sk, m, unc := r.facts(e)
-		problemFound = problemFound || p
-		skipped = skipped || sk
-		for _, x := range m {
-			missing[x] = true
-		}
-		if unc {
-			allCompared = false
-		}
-		if len(e.Breaches) > 0 && s.FirstBreach == nil {
-			idx := e.Index
-			s.FirstBreach = &idx
-		}
-		countEntry(&s.Counts, e)
-	}
-	s.MethodsMissing = []string{}
-	for m := range missing {
-		s.MethodsMissing = append(s.MethodsMissing, m)
-	}
-	sort.Strings(s.MethodsMissing)
-	s.ProblemFound = problemFound
-	s.FullyChecked = !skipped && len(missing) == 0
-	s.Intact = !problemFound && s.FullyChecked
-	s.WithinSlips = s.FirstBreach == nil && allCompared && !problemFound
-	return s
 }

@@ -16,6 +16,11 @@ func (t *tree) add(line []byte) {
 	h.Write(line)
 	var leaf [32]byte
 	h.Sum(leaf[:0])
+	t.addLeaf(leaf)
+}
+
+// addLeaf adds a line by its leaf hash.
+func (t *tree) addLeaf(leaf [32]byte) {
 	t.hashes = append(t.hashes, leaf)
 	t.sizes = append(t.sizes, 1)
 	for n := len(t.sizes); n >= 2 && t.sizes[n-1] == t.sizes[n-2]; n = len(t.sizes) {

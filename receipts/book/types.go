@@ -4,6 +4,13 @@ package book
 const (
 	MaxEntries   = 100000 // the most entries a book may hold
 	MaxLineBytes = 131072 // the longest line, in bytes, without its line feed
+	// NearFull is the number of entries (90% of MaxEntries) from which
+	// `check` and `verify` warn that the book is nearly full.
+	NearFull = MaxEntries * 9 / 10
+	// FullReserve is how many entries before MaxEntries the executor stops
+	// taking new calls, so that every call already in flight, and the
+	// receipts a restart writes from the copy, still find room.
+	FullReserve = 1000
 	// Format names the checker's result format.
 	Format = "provared-book-draft-v0"
 	// clockAllowance is the 300 s the format allows between two clocks.
@@ -27,6 +34,9 @@ type Options struct {
 	// ExpectedSize is the number of entries the caller already trusts; nil
 	// for none. Read as ExpectedRoot is.
 	ExpectedSize *int
+	// Checkpoint, read by OpenBook alone, is the state the executor last
+	// verified (see [Checkpoint]); nil for none.
+	Checkpoint *Checkpoint
 }
 
 func (o Options) without(alg string) bool {
@@ -95,7 +105,6 @@ type Entry struct {
 	counterSigs   []SigState
 	approvalState string // stubs: absent, invalid, valid, unavailable
 	approvalAlg   string
-	late          []Finding // findings settled after every stub was read (periods)
 }
 
 // Counts are the numbers of entries of each kind.

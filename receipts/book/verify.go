@@ -1,9 +1,11 @@
 package book
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 )
 
@@ -23,20 +25,57 @@ type Report struct {
 }
 
 // VerifyFile checks the book at path, trusting the passkeys whose
-// thumbprints are given. It fails only when the file cannot be read.
+// thumbprints are given. It fails only when the file cannot be read. It
+// reads the book as a stream: its memory grows with the findings it
+// reports, never with the number of entries.
 func VerifyFile(path string, trust []string) (*Report, error) {
-	text, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading book %s: %w", path, err)
 	}
-	rep := Verify(text, Options{IssuerKeys: trust})
+	defer f.Close()
+	rep, err := VerifyReader(f, Options{IssuerKeys: trust}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("reading book %s: %w", path, err)
+	}
 	rep.Path = path
 	return rep, nil
 }
 
 // Verify checks a book's text and reports on it.
 func Verify(text []byte, opts Options) *Report {
-	res := CheckBook(text, opts)
+	rep, _ := VerifyReader(bytes.NewReader(text), opts, nil) // reading from memory never fails
+	return rep
+}
+
+// VerifyReader checks the book read from src line by line and reports on
+// it, handing each entry's line (without its line feed, valid only during
+// the call) to each, when given, as it is read. It fails only when src
+// cannot be read.
+func VerifyReader(src io.Reader, opts Options, each func(line []byte)) (*Report, error) {
+	var problems, breaches []LineFinding
+	lines := func(e *Entry) {
+		for _, p := range e.Problems {
+			problems = append(problems, LineFinding{Line: e.Index + 1, Code: p.Code, Message: p.Message})
+		}
+		for _, b := range e.Breaches {
+			breaches = append(breaches, LineFinding{Line: e.Index + 1, Code: b.Code, Message: b.Message})
+		}
+	}
+	out, err := checkStreamLines(src, opts, lines, each)
+	if err != nil {
+		return nil, err
+	}
+	res := out.res
+	if res.Size == 0 {
+		problems, breaches = nil, nil
+	}
+	for _, l := range out.late {
+		breaches = append(breaches, LineFinding{Line: l.index + 1, Code: l.finding.Code, Message: l.finding.Message})
+	}
+	// The breaches settled at the end go after the entry's own, as
+	// CheckBook puts them.
+	sort.SliceStable(breaches, func(i, j int) bool { return breaches[i].Line < breaches[j].Line })
 	rep := &Report{
 		Intact: res.Summary.Intact, WithinSlips: res.Summary.WithinSlips, Size: res.Size, Root: res.Root,
 		Counts: res.Summary.Counts, Problems: []LineFinding{}, Breaches: []LineFinding{}, Notes: []string{},
@@ -50,15 +89,12 @@ func Verify(text []byte, opts Options) *Report {
 	if !res.Summary.FullyChecked && len(res.Summary.MethodsMissing) > 0 {
 		rep.Notes = append(rep.Notes, "signing methods this device could not check: "+strings.Join(res.Summary.MethodsMissing, ", "))
 	}
-	for _, e := range res.Entries {
-		for _, p := range e.Problems {
-			rep.Problems = append(rep.Problems, LineFinding{Line: e.Index + 1, Code: p.Code, Message: p.Message})
-		}
-		for _, b := range e.Breaches {
-			rep.Breaches = append(rep.Breaches, LineFinding{Line: e.Index + 1, Code: b.Code, Message: b.Message})
-		}
+	if n := res.Size; n >= NearFull {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("the book holds %d of the %d entries a book may hold: start a new book (a new slip) soon", n, MaxEntries))
 	}
-	return rep
+	rep.Problems = append(rep.Problems, problems...)
+	rep.Breaches = append(rep.Breaches, breaches...)
+	return rep, nil
 }
 
 // ExitCode is the command's exit status: 0 when the book is intact and

@@ -50,7 +50,7 @@ func (w *world) start(o Options, noQueue bool) (*Hub, *copylog.Log) {
 		o.Channels = append(o.Channels, q)
 	}
 	o.Copy = log
-	h, err := NewHub(o, log.Lines())
+	h, err := NewHub(o, log.ApprovalLines())
 	if err != nil {
 		w.t.Fatal(err)
 	}

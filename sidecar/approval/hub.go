@@ -159,8 +159,9 @@ type Hub struct {
 	closed    bool
 }
 
-// NewHub makes a hub and rebuilds its requests from the copy's lines (the
-// verified lines of the copy at a start, nil for a new copy). Requests still
+// NewHub makes a hub and rebuilds its requests from the copy's approval
+// lines (copylog.Log.ApprovalLines at a start, nil for a new copy; other
+// lines are passed over). Requests still
 // waiting are asked again through the hub's channels; those past their
 // expiry are ended as expired (an approval-end line). The hub lives until
 // [Hub.Close].

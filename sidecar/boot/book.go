@@ -53,8 +53,8 @@ func slipInBook(path string, sl *slip.Slip) (bool, error) {
 // as it is, and opening the book then stops with a message naming the line.
 func RepairTornBook(set *settings.Settings, copyKey []byte, log *slog.Logger) error {
 	explained := func() bool {
-		lines, err := copylog.ReadFile(set.Executor.Copy, copyKey, set.Name)
-		return err == nil && len(copylog.UnfinishedCalls(lines)) > 0
+		_, unfinished, err := copylog.ReadUnfinished(set.Executor.Copy, copyKey, set.Name)
+		return err == nil && len(unfinished) > 0
 	}
 	torn, err := book.RepairTornLine(set.Agent.Book, explained)
 	if err != nil || torn == nil {

@@ -131,6 +131,15 @@ func serve(ctx context.Context, o serveOptions) error {
 		}
 	}()
 
+	// A full book takes no new call: readiness says why, the process stays live (a restart would not help).
+	go func() {
+		select {
+		case <-exe.BookFull():
+			hs.Set("book", errors.New(exe.BookFullReason()))
+		case <-stopCtx.Done():
+		}
+	}()
+
 	l, err := socket.Listen(o.socketPath)
 	if err != nil {
 		return err

@@ -133,7 +133,7 @@ func newFixture(t *testing.T) *fixture {
 	}
 	f.logs = &logBuffer{}
 	ch := NewChannel(f.queue, f.currentSlip, 20*time.Millisecond, slog.New(slog.NewJSONHandler(f.logs, nil)))
-	f.hub, err = approval.NewHub(approval.Options{Copy: lg, Channels: []approval.Channel{q, ch}}, lg.Lines())
+	f.hub, err = approval.NewHub(approval.Options{Copy: lg, Channels: []approval.Channel{q, ch}}, lg.ApprovalLines())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -268,13 +268,13 @@ func (c *setupCheck) copyKeyAndCopy() {
 	case c.copyKey == nil:
 		c.rep.add(LevelNote, "copy", "executor.copy "+copyPath, "empty", "")
 	default:
-		lines, err := copylog.ReadFile(copyPath, c.copyKey, set.Name)
+		lines, unfinished, err := copylog.ReadUnfinished(copyPath, c.copyKey, set.Name)
 		if err != nil {
 			c.rep.add(LevelProblem, "copy", "executor.copy "+copyPath, err.Error(), copyFix(err))
 			return
 		}
-		msg := fmt.Sprintf("%d lines check under the copy key and run in sequence", len(lines))
-		if n := len(copylog.UnfinishedCalls(lines)); n > 0 {
+		msg := fmt.Sprintf("%d lines check under the copy key and run in sequence", lines)
+		if n := len(unfinished); n > 0 {
 			msg += fmt.Sprintf("; %d calls were being sent when the executor stopped: the next start writes their receipts", n)
 		}
 		c.rep.add(LevelOK, "copy", "executor.copy "+copyPath, msg, "")
@@ -448,7 +448,7 @@ func (c *setupCheck) contentRules() {
 func (c *setupCheck) checkBook() {
 	set := c.set
 	where := "agent.book " + set.Agent.Book
-	text, err := os.ReadFile(set.Agent.Book)
+	_, err := os.Stat(set.Agent.Book)
 	if errors.Is(err, fs.ErrNotExist) {
 		dir := filepath.Dir(set.Agent.Book)
 		if d, err := os.Stat(dir); err != nil || !d.IsDir() {
@@ -462,8 +462,16 @@ func (c *setupCheck) checkBook() {
 		c.rep.add(LevelProblem, "book", where, err.Error(), "let the executor's user read and write the book")
 		return
 	}
-	opts := book.Options{IssuerKeys: set.Agent.IssuerKeys}
-	rep := book.Verify(text, opts)
+	rep, err := book.VerifyFile(set.Agent.Book, set.Agent.IssuerKeys)
+	if err != nil {
+		c.rep.add(LevelProblem, "book", where, err.Error(), "let the executor's user read and write the book")
+		return
+	}
+	if rep.Size >= book.NearFull {
+		c.rep.add(LevelWarning, "book", where, fmt.Sprintf("%d of the %d entries a book may hold: from %d the executor refuses new calls (1001) so that the stubs of calls in flight can still be written",
+			rep.Size, book.MaxEntries, book.MaxEntries-book.FullReserve),
+			"start a new book: have the person sign a new slip, and point agent.book at a new file")
+	}
 	listed := 0
 	for _, p := range rep.Problems {
 		if listed == maxListed {
@@ -489,7 +497,7 @@ func (c *setupCheck) checkBook() {
 		if !rep.Intact {
 			msg = fmt.Sprintf("%d entries; not every signature could be checked here", rep.Size)
 		}
-		if c.slip != nil && !bookHoldsSlip(text, c.slip.Fingerprint) {
+		if c.slip != nil && !bookHoldsSlip(set.Agent.Book, c.slip.Fingerprint) {
 			msg += "; the slip is not in it yet: the next start adds it"
 		}
 		c.rep.add(LevelOK, "book", where, msg, "")
@@ -497,14 +505,16 @@ func (c *setupCheck) checkBook() {
 }
 
 // bookHoldsSlip reports whether a book (already checked) holds the slip
-// with fingerprint fp.
-func bookHoldsSlip(text []byte, fp string) bool {
-	for _, e := range bookEntries(text) {
+// with fingerprint fp, reading it line by line.
+func bookHoldsSlip(path string, fp string) bool {
+	found := errors.New("found")
+	err := book.ReadFileEntries(path, func(e book.FileEntry) error {
 		if e.Kind == book.KindSlip && e.Fingerprint == fp {
-			return true
+			return found
 		}
-	}
-	return false
+		return nil
+	})
+	return errors.Is(err, found)
 }
 
 func lineName(n int) string {

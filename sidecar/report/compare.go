@@ -1,11 +1,9 @@
 package report
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"sort"
 	"strings"
 
@@ -56,7 +54,7 @@ func (r *CompareResult) OK() bool { return r.Report.OK() && len(r.Approvals) == 
 
 // CompareCopy holds the executor's copy against the book. It writes
 // nothing and takes no lock, so it may run beside a running executor: the
-// copy is read with copylog.ReadFile and the book with os.ReadFile. The
+// copy is read with copylog.ReadFile and the book line by line. The
 // copy key must exist (compare makes none), and so must the book. An error
 // means the comparison could not be made at all.
 func CompareCopy(ctx context.Context, o CompareOptions) (*CompareResult, error) {
@@ -78,15 +76,14 @@ func CompareCopy(ctx context.Context, o CompareOptions) (*CompareResult, error) 
 		}
 		return nil, fmt.Errorf("the copy key must exist (compare makes none): %w", err)
 	}
-	text, err := os.ReadFile(bookPath)
-	if err != nil {
-		return nil, fmt.Errorf("reading book %s: %w", bookPath, err)
-	}
-
 	res := &CompareResult{Copy: set.Executor.Copy, Book: bookPath}
-	res.BookCheck = book.Verify(text, book.Options{IssuerKeys: set.Agent.IssuerKeys})
-	res.BookCheck.Path = bookPath
-	entries := bookEntries(text)
+	if res.BookCheck, err = book.VerifyFile(bookPath, set.Agent.IssuerKeys); err != nil {
+		return nil, err
+	}
+	entries, err := bookEntries(bookPath)
+	if err != nil {
+		return nil, err
+	}
 	view := bookView(set.Service, res.BookCheck, entries)
 
 	lines, err := copylog.ReadFile(set.Executor.Copy, key, set.Name)
@@ -100,15 +97,17 @@ func CompareCopy(ctx context.Context, o CompareOptions) (*CompareResult, error) 
 	return res, nil
 }
 
-// bookEntries reads the entries of a book text (see book.ReadEntries).
-func bookEntries(text []byte) []book.FileEntry {
+// bookEntries reads the entries of the book file at path line by line
+// (see book.ReadFileEntries), keeping of each only what compare uses: not
+// its record or content, which hold the signatures.
+func bookEntries(path string) ([]book.FileEntry, error) {
 	var out []book.FileEntry
-	// Reading from memory fails only where the callback does, and it never does.
-	_ = book.ReadEntries(bytes.NewReader(text), func(e book.FileEntry) error {
+	err := book.ReadFileEntries(path, func(e book.FileEntry) error {
+		e.Record, e.Content = nil, nil
 		out = append(out, e)
 		return nil
 	})
-	return out
+	return out, err
 }
 
 // bookView is copylog's view of a checked book.

@@ -73,8 +73,8 @@ func inspectBook(t testing.TB, rules string, calls ...string) (*devsetup.Env, []
 
 func TestInspectBookHoldsSlip(t *testing.T) {
 	rules := canon.Fingerprint([]byte("rules"))
-	e, text := inspectBook(t, rules, "a", "b")
-	if !bookHoldsSlip(text, e.Slip.Fingerprint) || bookHoldsSlip(text, rules) {
+	e, _ := inspectBook(t, rules, "a", "b")
+	if !bookHoldsSlip(e.BookPath, e.Slip.Fingerprint) || bookHoldsSlip(e.BookPath, rules) {
 		t.Errorf("bookHoldsSlip is wrong")
 	}
 }

@@ -1,0 +1,182 @@
+package book
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
+	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
+)
+
+var checkpointKeyForTests = bytes.Repeat([]byte{7}, 32)
+
+// bookWithStubs writes a book of the slip and n stubs with real
+// signatures, and returns its path and the checkpoint taken when it was
+// closed.
+func bookWithStubs(t *testing.T, f *fixture, n int) (string, Checkpoint) {
+	t.Helper()
+	b, path := openEmpty(t, f)
+	if err := b.Append(f.slipLine()); err != nil {
+		t.Fatal(err)
+	}
+	pos := Position{}
+	for i := range n {
+		p := Proposal{Slip: f.slip.Fingerprint, Action: "tool.a", With: "executor", When: f.start.Add(time.Duration(i+1) * time.Minute)}
+		l := f.line(t, pos, p)
+		if err := b.Append(l); err != nil {
+			t.Fatal(err)
+		}
+		pos = Position{Seq: pos.Seq + 1, Previous: l.Stub.Fingerprint}
+	}
+	cp, ok := b.Checkpoint()
+	if !ok {
+		t.Fatal("no checkpoint of a sound book at rest")
+	}
+	if cp.Entries != n+1 {
+		t.Fatalf("checkpoint names %d entries, want %d", cp.Entries, n+1)
+	}
+	b.Close()
+	return path, cp
+}
+
+// countSignatures counts the signatures checked while fn runs.
+func countSignatures(t *testing.T, fn func()) int64 {
+	t.Helper()
+	var n atomic.Int64
+	was := checkSignature
+	checkSignature = func(k *jwk.Key, input, sig []byte) bool { n.Add(1); return was(k, input, sig) }
+	defer func() { checkSignature = was }()
+	fn()
+	return n.Load()
+}
+
+func openWith(t *testing.T, path string, opts Options, cp *Checkpoint) *Book {
+	t.Helper()
+	opts.Checkpoint = cp
+	b, err := OpenBook(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+func TestCheckpointSealAndOpen(t *testing.T) {
+	cp := Checkpoint{Entries: 12, Bytes: 3456, Root: "cm9vdA", Trust: "dHJ1c3Q"}
+	sealed, err := cp.Seal(checkpointKeyForTests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := OpenCheckpoint(sealed, checkpointKeyForTests)
+	if err != nil || got != cp {
+		t.Fatalf("opened %+v, %v; want %+v", got, err, cp)
+	}
+	changed := bytes.Replace(sealed, []byte(`"entries":12`), []byte(`"entries":11`), 1)
+	other := bytes.Repeat([]byte{8}, 32)
+	for name, c := range map[string]struct {
+		data, key []byte
+	}{
+		"a changed member": {changed, checkpointKeyForTests},
+		"another key":      {sealed, other},
+		"not JSON":         {[]byte("checkpoint"), checkpointKeyForTests},
+		"a short key":      {sealed, []byte("short")},
+	} {
+		if _, err := OpenCheckpoint(c.data, c.key); err == nil {
+			t.Errorf("%s: opened", name)
+		}
+	}
+}
+
+func TestCheckpointSparesTheSignaturesItCovers(t *testing.T) {
+	f := newFixture(t, nil)
+	path, cp := bookWithStubs(t, f, 3)
+	full := countSignatures(t, func() { openWith(t, path, f.opts, nil).Close() })
+	var b *Book
+	spared := countSignatures(t, func() { b = openWith(t, path, f.opts, &cp) })
+	if b.CheckpointUse() != "used" {
+		t.Fatalf("checkpoint use: %q", b.CheckpointUse())
+	}
+	if spared >= full {
+		t.Fatalf("with a checkpoint %d signatures were checked, without %d", spared, full)
+	}
+	if err := b.Ledger().Sound(); err != nil {
+		t.Fatal(err)
+	}
+	if b.Ledger().Counts().Stubs != 3 {
+		t.Fatalf("counts: %+v", b.Ledger().Counts())
+	}
+}
+
+// A checkpoint that does not fit the book is ignored with the reason, and
+// the whole book is verified: a signature damaged after the checkpoint was
+// taken is found.
+func TestACheckpointThatLiesIsIgnored(t *testing.T) {
+	f := newFixture(t, nil)
+	path, cp := bookWithStubs(t, f, 2)
+	text := readFile(t, path)
+	lines := bytes.Split(bytes.TrimSuffix(text, []byte("\n")), []byte("\n"))
+	// Damage the first stub's signature: one character of it changed.
+	at := bytes.LastIndex(lines[1], []byte(`"signature":"`)) + len(`"signature":"`) + 5
+	c := lines[1][at]
+	lines[1][at] = map[bool]byte{true: 'B', false: 'A'}[c == 'A']
+	damaged := append(bytes.Join(lines, []byte("\n")), '\n')
+	if err := os.WriteFile(path, damaged, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	more := cp
+	more.Entries++
+	otherTrust := cp
+	otherTrust.Trust = "b3RoZXI"
+	for name, c := range map[string]struct {
+		cp   Checkpoint
+		want string
+	}{
+		"the book was changed":       {cp, "do not have the top fingerprint"},
+		"more entries than the book": {more, "names 4 entries and the book holds 3"},
+		"other trusted passkeys":     {otherTrust, "other trusted passkeys"},
+	} {
+		b := openWith(t, path, f.opts, &c.cp)
+		if !strings.HasPrefix(b.CheckpointUse(), "ignored: ") || !strings.Contains(b.CheckpointUse(), c.want) {
+			t.Errorf("%s: checkpoint use %q, want it ignored with %q", name, b.CheckpointUse(), c.want)
+		}
+		if err := b.Ledger().Sound(); err == nil || !strings.Contains(err.Error(), "line 2") {
+			t.Errorf("%s: the damaged signature was not found: %v", name, err)
+		}
+		b.Close()
+	}
+}
+
+// Lines appended after the checkpoint are verified at the next start.
+func TestCheckpointTailIsVerified(t *testing.T) {
+	f := newFixture(t, nil)
+	path, cp := bookWithStubs(t, f, 1)
+	// A checkpoint of the slip alone: the stub after it is checked.
+	b := openWith(t, path, f.opts, nil)
+	text := readFile(t, path)
+	first := bytes.IndexByte(text, '\n') + 1
+	r := newReader(f.opts, false)
+	if _, err := r.readLine(text[:first-1], false); err != nil {
+		t.Fatal(err)
+	}
+	root := r.tree.root()
+	short := Checkpoint{Entries: 1, Bytes: int64(first), Root: canon.B64(root[:]), Trust: cp.Trust}
+	b.Close()
+	path2 := filepath.Join(t.TempDir(), "book.jsonl")
+	lines := bytes.SplitAfter(text, []byte("\n"))
+	stub := bytes.Replace(lines[1], []byte(`"signature":"`), []byte(`"signature":"AA`), 1)
+	if err := os.WriteFile(path2, append(append([]byte{}, lines[0]...), stub...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b2 := openWith(t, path2, f.opts, &short)
+	if b2.CheckpointUse() != "used" {
+		t.Fatalf("checkpoint use %q", b2.CheckpointUse())
+	}
+	if err := b2.Ledger().Sound(); err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Fatalf("a damaged line after the checkpoint was not found: %v", err)
+	}
+}

@@ -1,0 +1,210 @@
+package book
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"errors"
+	"hash"
+	"io"
+	"sort"
+
+	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
+)
+
+// lineScanner reads a book one line at a time. It holds one line (at most
+// MaxLineBytes+1 bytes of it) and never the whole book: a longer line is
+// hashed as it is read, and handed on cut to MaxLineBytes+1 bytes with its
+// leaf hash beside it, so that the checker still calls it too large and the
+// top fingerprint is still the one of the whole text.
+type lineScanner struct {
+	br    *bufio.Reader
+	bytes int64 // bytes read so far, line feeds included
+	// leaf is the leaf hash of the line last returned when it was cut.
+	leaf *[32]byte
+	buf  []byte // the line last returned, reused for the next
+	// lastEnd is bytes at the end of the line last returned.
+	lastEnd int64
+}
+
+func newLineScanner(src io.Reader) *lineScanner {
+	return &lineScanner{br: bufio.NewReaderSize(src, 1<<16)}
+}
+
+// next returns the next line without its line feed, and whether a line
+// feed ended it. The line is valid until the next call (the reader keeps
+// nothing of a line's bytes: what it keeps it copies). At the end it
+// returns io.EOF and no line.
+func (s *lineScanner) next() (line []byte, lf bool, err error) {
+	s.leaf = nil
+	line = s.buf[:0]
+	defer func() { s.buf = line[:0] }()
+	var h hash.Hash
+	for {
+		chunk, rerr := s.br.ReadSlice('\n')
+		s.bytes += int64(len(chunk))
+		if rerr == nil {
+			chunk = chunk[:len(chunk)-1]
+			lf = true
+		}
+		switch {
+		case h != nil:
+			h.Write(chunk)
+		case len(line)+len(chunk) > MaxLineBytes+1:
+			hh := sha256.New()
+			hh.Write([]byte{0})
+			hh.Write(line)
+			hh.Write(chunk)
+			h = hh
+			line = append(line, chunk[:MaxLineBytes+1-len(line)]...)
+		default:
+			line = append(line, chunk...)
+		}
+		if errors.Is(rerr, bufio.ErrBufferFull) {
+			continue
+		}
+		if rerr != nil && rerr != io.EOF {
+			return nil, false, rerr
+		}
+		if rerr == io.EOF && len(line) == 0 && h == nil && s.bytes == s.lastEnd {
+			return line, false, io.EOF
+		}
+		s.lastEnd = s.bytes
+		if h != nil {
+			var leaf [32]byte
+			h.Sum(leaf[:0])
+			s.leaf = &leaf
+		}
+		return line, lf, nil
+	}
+}
+
+// lateFinding is a breach settled after every stub was read (a period's
+// total), with the index of the entry it belongs to.
+type lateFinding struct {
+	index   int
+	finding Finding
+}
+
+// streamed is the checker's answer on a book read as a stream: the
+// result without its entries (handed to the caller one by one), and the
+// breaches settled at the end.
+type streamed struct {
+	res  Result
+	late []lateFinding
+}
+
+// summaryAcc is the reference's summarise, worked out entry by entry.
+type summaryAcc struct {
+	any          bool
+	problemFound bool
+	skipped      bool
+	missing      map[string]bool
+	allCompared  bool
+	firstBreach  *int
+	counts       Counts
+}
+
+func (a *summaryAcc) add(r *reader, e *Entry) {
+	p, sk, m, unc := r.facts(e)
+	a.any = true
+	a.problemFound = a.problemFound || p
+	a.skipped = a.skipped || sk
+	for _, x := range m {
+		a.missing[x] = true
+	}
+	if unc {
+		a.allCompared = false
+	}
+	if len(e.Breaches) > 0 {
+		a.breachAt(e.Index)
+	}
+	countEntry(&a.counts, e)
+}
+
+func (a *summaryAcc) breachAt(i int) {
+	if a.firstBreach == nil || i < *a.firstBreach {
+		a.firstBreach = &i
+	}
+}
+
+func (a *summaryAcc) summary(bookProblems []Finding) Summary {
+	s := Summary{Counts: a.counts, MethodsMissing: []string{}}
+	skipped := len(bookProblems) > 0 || !a.any || a.skipped
+	for m := range a.missing {
+		s.MethodsMissing = append(s.MethodsMissing, m)
+	}
+	sort.Strings(s.MethodsMissing)
+	s.ProblemFound = a.problemFound || len(bookProblems) > 0
+	s.FullyChecked = !skipped && len(a.missing) == 0
+	s.Intact = !s.ProblemFound && s.FullyChecked
+	s.FirstBreach = a.firstBreach
+	s.WithinSlips = s.FirstBreach == nil && a.allCompared && !s.ProblemFound
+	return s
+}
+
+// checkStream checks a book read from src line by line, handing each entry
+// to each as it is read (with the breaches known then; the ones settled at
+// the end come back in late). It holds one line at a time and, of the
+// entries, only what the checker needs to read the next line. A book of
+// more than MaxEntries lines is refused as a whole, as CheckBook refuses
+// it: each has then been called for the lines before, and the caller
+// drops what it kept. An error reading src is returned as it is.
+func checkStream(src io.Reader, opts Options, each func(*Entry)) (streamed, error) {
+	return checkStreamLines(src, opts, each, nil)
+}
+
+// checkStreamLines is checkStream handing each line's text, too, to
+// eachLine (when given) before its entry.
+func checkStreamLines(src io.Reader, opts Options, each func(*Entry), eachLine func([]byte)) (streamed, error) {
+	out := streamed{res: Result{Format: Format, Problems: []Finding{}, Notes: []string{}, Entries: []Entry{}}}
+	r := newReader(opts, false)
+	acc := summaryAcc{missing: map[string]bool{}, allCompared: true}
+	sc := newLineScanner(src)
+	for {
+		line, _, err := sc.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return out, err
+		}
+		if r.size >= MaxEntries {
+			out.res.Problems = append(out.res.Problems, Finding{"too-large", "the book holds more than 100,000 entries"})
+			out.res.Summary = (&summaryAcc{missing: map[string]bool{}, allCompared: true}).summary(out.res.Problems)
+			return out, nil
+		}
+		if eachLine != nil {
+			eachLine(line)
+		}
+		r.leaf = sc.leaf
+		e, _ := r.readLine(line, false)
+		acc.add(r, &e)
+		if each != nil {
+			each(&e)
+		}
+	}
+	if r.size == 0 {
+		out.res.Problems = append(out.res.Problems, Finding{"not-json", "there is no record to check"})
+		out.res.Summary = acc.summary(out.res.Problems)
+		return out, nil
+	}
+	out.res.Size = r.size
+	for _, st := range r.slipOrder {
+		if st.rules != nil {
+			settlePeriodsFn(st.rules, st.tally, func(i int, f Finding) {
+				out.late = append(out.late, lateFinding{i, f})
+				acc.breachAt(i)
+			})
+		}
+	}
+	root := r.tree.root()
+	out.res.Root = canon.B64(root[:])
+	switch {
+	case opts.ExpectedRoot != "" && opts.ExpectedRoot != out.res.Root:
+		out.res.Problems = append(out.res.Problems, Finding{"root-mismatch", "the top fingerprint is not the one expected"})
+	case opts.ExpectedSize != nil && *opts.ExpectedSize != out.res.Size:
+		out.res.Problems = append(out.res.Problems, Finding{"root-mismatch", "the number of entries is not the one expected"})
+	}
+	out.res.Summary = acc.summary(out.res.Problems)
+	return out, nil
+}

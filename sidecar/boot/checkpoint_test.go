@@ -1,0 +1,75 @@
+package boot
+
+import (
+	"bytes"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
+)
+
+// TestOpenBookCheckpoint: the first start writes a checkpoint, the next
+// uses it; a checkpoint changed on disk, or one of another book, is
+// ignored with a warning and the book still opens, verified whole.
+func TestOpenBookCheckpoint(t *testing.T) {
+	e, err := devsetup.Build(devsetup.Options{Dir: t.TempDir(), Command: "/bin/true",
+		Tools: map[string]devsetup.Tool{"echo": {Action: "provared.data.read"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, _, err := settings.Load(e.SettingsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sl, err := LoadSlip(set, e.Agent.Keys(), e.Executor.Keys())
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := bytes.Repeat([]byte{3}, 32)
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	open := func() string {
+		t.Helper()
+		logs.Reset()
+		bk, err := OpenBook(set, key, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := AddSlip(bk, sl); err != nil {
+			t.Fatal(err)
+		}
+		if err := CloseBook(set, bk, key, log); err != nil {
+			t.Fatal(err)
+		}
+		return logs.String()
+	}
+	if out := open(); strings.Contains(out, "checkpoint") {
+		t.Fatalf("a first start without a checkpoint logged: %s", out)
+	}
+	if _, err := os.Stat(CheckpointPath(set)); err != nil {
+		t.Fatalf("no checkpoint after the stop: %v", err)
+	}
+	if out := open(); !strings.Contains(out, "book opened from its checkpoint") {
+		t.Fatalf("the checkpoint was not used: %s", out)
+	}
+	data, err := os.ReadFile(CheckpointPath(set))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(CheckpointPath(set), bytes.Replace(data, []byte(`"entries":1`), []byte(`"entries":0`), 1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out := open(); !strings.Contains(out, "the book checkpoint is ignored") || !strings.Contains(out, "tag does not check") {
+		t.Fatalf("a changed checkpoint was not ignored: %s", out)
+	}
+	// A checkpoint that checks but names another book's state.
+	if err := os.WriteFile(set.Agent.Book, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out := open(); !strings.Contains(out, "does not fit the book") {
+		t.Fatalf("a checkpoint of another book was not ignored: %s", out)
+	}
+}
