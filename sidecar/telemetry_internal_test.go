@@ -15,6 +15,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
 )
 
@@ -99,7 +100,7 @@ func BenchmarkCallTelemetry(b *testing.B) {
 			} else {
 				tel = newTelemetry(tracenoop.NewTracerProvider(), metricnoop.NewMeterProvider())
 			}
-			s := &Session{e: &Executor{tel: tel}, ctx: context.Background(), log: slog.New(slog.DiscardHandler)}
+			s := &Session{e: &Executor{tel: tel, set: &settings.Settings{}}, ctx: context.Background(), log: slog.New(slog.DiscardHandler)}
 			b.ReportAllocs()
 			for b.Loop() {
 				tc := &toolCall{s: s, ourID: "provared-1-x", tool: "echo"}
