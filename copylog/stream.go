@@ -21,7 +21,7 @@ func ReadFileFunc(path string, key []byte, name string, fn func(Line) error) err
 	if err != nil {
 		return fmt.Errorf("reading copy %s: %w", path, err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: a failed close loses nothing
 	_, _, err = verifyStream(f, key, name, path, fn)
 	return err
 }

@@ -153,9 +153,6 @@ func (e *Executor) RedactArgs(args []byte) []byte {
 	return out
 }
 
-// RedactText redacts the secret parts of a text the executor shows.
-func (e *Executor) RedactText(s string) string { return e.pol.redactor.Text(s) }
-
 // reserveQuota counts the call against its rule's quota; a full quota
 // refuses it (with a denial) and reports false.
 func (s *Session) reserveQuota(tc *toolCall, rule toolRule) bool {

@@ -66,14 +66,14 @@ func Open(ctx context.Context, o OpenOptions) (_ *Executor, err error) {
 	e := newExecutor(log, set, p.slip.Fingerprint, p.agent, p.exec, p.book, p.copy, p.rules, p.rulesFP, o.TracerProvider, o.MeterProvider)
 	e.closer = cl.close
 	if err := e.begin(ctx); err != nil {
-		e.Close() // closes what the start opened
+		cerr := e.Close() // closes what the start opened
 		cl = nil
-		return nil, err
+		return nil, errors.Join(err, cerr)
 	}
 	if err := e.openApprovals(o.ApproveSession); err != nil {
-		e.Close()
+		cerr := e.Close() // closes what the start opened
 		cl = nil
-		return nil, err
+		return nil, errors.Join(err, cerr)
 	}
 	return e, nil
 }

@@ -182,7 +182,7 @@ func serverEnv(ctx context.Context, set *settings.Settings, log *slog.Logger) (m
 		return nil, err
 	}
 	creds, err := keys.ResolveEnv(ctx, sources, set.Dir, kopts)
-	closeKeys()
+	err = errors.Join(err, closeKeys())
 	if err != nil {
 		return nil, fmt.Errorf("the tool server's credentials: %w", err)
 	}

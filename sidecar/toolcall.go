@@ -2,6 +2,7 @@ package sidecar
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"slices"
 	"sync"
@@ -394,7 +395,10 @@ func (s *Session) judge(tc *toolCall) bool {
 	tc.action = rule.Action
 	amt, err := readAmount(rule.Amount, args)
 	if err != nil {
-		ae := err.(*amountError)
+		ae, ok := errors.AsType[*amountError](err)
+		if !ok { // readAmount gives only amountErrors; any other is still a refusal
+			ae = &amountError{CodeAmountUnreadable, err.Error()}
+		}
 		s.refuse(tc, refusal{action: rule.Action, reason: "other", refused: ae.code, codes: []string{ae.code}, why: ae.why})
 		return false
 	}

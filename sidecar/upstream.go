@@ -2,6 +2,7 @@ package sidecar
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -128,7 +129,7 @@ func resolveVars(ctx context.Context, set *settings.Settings, vars []settings.En
 		return nil, err
 	}
 	vals, err := keys.ResolveEnv(ctx, sources, set.Dir, kopts)
-	closeKeys()
+	err = errors.Join(err, closeKeys())
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/seed-6e06167c/mcp-executor/sidecar/report"
 )
@@ -33,9 +34,11 @@ func runReport(ctx context.Context, env Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "mcp-executor report: %v\n", err)
 		return ExitFinding
 	}
+	write := res.WriteText
 	if *asJSON {
-		writeJSON(env.Stdout, res)
-	} else if err := res.WriteText(env.Stdout); err != nil {
+		write = func(w io.Writer) error { return writeJSON(w, res) }
+	}
+	if err := write(env.Stdout); err != nil {
 		fmt.Fprintf(env.Stderr, "mcp-executor report: %v\n", err)
 		return ExitFinding
 	}
