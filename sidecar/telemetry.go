@@ -164,6 +164,7 @@ type callTelemetry struct {
 	serverTime  time.Duration
 	heldTime    time.Duration // waiting for a person's approval
 	ended       bool
+	recorded    bool // recordCall has run
 }
 
 // metaCarrier reads traceparent and tracestate from a call's params._meta.
@@ -459,33 +460,46 @@ func outcomeErrorType(k outcomeKind) string {
 	return "other"
 }
 
-// endCall ends a call's span once its answer is written, and records it
-// in the metrics: counted by server, tool and decision; its time with the
-// server and its own time apart.
+// recordCall records a call in the metrics once, as its slot is freed
+// (before its answer is written, so that a client that reads the answer
+// and then the metrics sees it counted): by server, tool and decision; its
+// time with the server and its own time (held time left out) apart.
+func (tc *toolCall) recordCall() {
+	ct := tc.tele
+	if ct == nil {
+		return
+	}
+	ct.mu.Lock()
+	if ct.recorded {
+		ct.mu.Unlock()
+		return
+	}
+	ct.recorded = true
+	serverTime, heldTime := ct.serverTime, ct.heldTime
+	sent := ct.serverSpan != nil
+	ct.mu.Unlock()
+	if ct.decision == "" {
+		tc.decide(DecisionHeldEnded)
+	}
+	t := tc.s.e.tel
+	total := time.Since(ct.start)
+	labels := metric.WithAttributes(attribute.String("server", ct.server), attribute.String("tool", ct.tool),
+		attribute.String("decision", ct.decision))
+	t.calls.Add(tc.ctx, 1, labels)
+	t.ownDuration.Record(tc.ctx, (total - serverTime - heldTime).Seconds(), labels)
+	if sent {
+		t.serverDuration.Record(tc.ctx, serverTime.Seconds(), metric.WithAttributes(attribute.String("server", ct.server),
+			attribute.String("tool", ct.tool)))
+	}
+}
+
+// endCall ends a call's span once its answer is written (and records it
+// in the metrics if its slot was never freed).
 func (tc *toolCall) endCall() {
 	if tc.span == nil || tc.tele == nil {
 		return
 	}
-	t := tc.s.e.tel
-	ct := tc.tele
-	if ct.decision == "" {
-		ct.decision = DecisionHeldEnded
-		tc.span.SetAttributes(attribute.String(AttrDecision, ct.decision))
-	}
-	ct.mu.Lock()
-	serverTime, heldTime := ct.serverTime, ct.heldTime
-	sent := ct.serverSpan != nil
-	ct.mu.Unlock()
-	total := time.Since(ct.start)
-	labels := metric.WithAttributes(attribute.String("server", ct.server), attribute.String("tool", ct.tool),
-		attribute.String("decision", ct.decision))
-	ctx := tc.ctx
-	t.calls.Add(ctx, 1, labels)
-	t.ownDuration.Record(ctx, (total - serverTime - heldTime).Seconds(), labels)
-	if sent {
-		t.serverDuration.Record(ctx, serverTime.Seconds(), metric.WithAttributes(attribute.String("server", ct.server),
-			attribute.String("tool", ct.tool)))
-	}
+	tc.recordCall()
 	tc.span.End()
 }
 

@@ -230,6 +230,7 @@ func (s *Session) freeSlot(tc *toolCall) {
 		return
 	}
 	tc.slotFree = true
+	tc.recordCall()
 	s.e.giveBytes(tc.size)
 	s.waiting--
 	if s.waiting == 0 && s.idle != nil {
