@@ -69,12 +69,12 @@ func (s *jcsScan) value(i int, w *bufio.Writer) (int, error) {
 	if i >= len(s.raw) {
 		return 0, errHash
 	}
-	switch c := s.raw[i]; {
-	case c == '{':
+	switch s.raw[i] {
+	case '{':
 		return s.object(i, w)
-	case c == '[':
+	case '[':
 		return s.array(i, w)
-	case c == '"':
+	case '"':
 		return s.str(i, w)
 	default:
 		return s.scalar(i, w)
