@@ -46,7 +46,8 @@
 //
 // and the kinds of a call held for a person's approval (approval-request,
 // approval-answer, approval-late, approval-use, approval-end), whose members
-// are listed beside [KindApprovalRequest].
+// are listed beside [KindApprovalRequest], and redaction-salt (salt: the
+// redaction salt, base64url of 32 bytes; see [KindRedactionSalt]).
 //
 // No member holds a tool argument's value: arguments appear only as the
 // fingerprint in details.

@@ -61,6 +61,8 @@ type Line struct {
 	Unwritten string
 	// Count, on a denials-folded line, is how many refusals the line stands for (at least 1).
 	Count int64
+	// Salt, on a redaction-salt line, is the redaction salt (base64url).
+	Salt string
 
 	ApprovalFields // the members of the approval kinds (approval.go)
 
@@ -150,6 +152,8 @@ func (ln *Line) body() (map[string]any, error) {
 			}
 		case "count":
 			b["count"] = ln.Count
+		case "salt":
+			b["salt"] = ln.Salt
 		default:
 			approvalBody(ln, m.name, b)
 		}
@@ -219,6 +223,8 @@ func checkFields(ln *Line) error {
 			if ln.Count < 1 || ln.Count > canon.MaxSafeInt {
 				err = errors.New("count must be a whole number from 1 to 2^53-1")
 			}
+		case "salt":
+			err = checkSalt(ln.Salt)
 		default:
 			err = checkApprovalField(ln, m.name)
 		}
@@ -356,6 +362,8 @@ func decodeKindMembers(obj map[string]any, members []member, ln *Line) error {
 			ln.Unwritten, err = str(obj, m.name)
 		case "count":
 			ln.Count, err = num(obj, m.name)
+		case "salt":
+			ln.Salt, err = str(obj, m.name)
 		case "amount":
 			ln.Amount, err = decodeAmount(obj[m.name])
 		case "outcome":

@@ -32,7 +32,10 @@ func holdCopy(path string) int {
 		return 2
 	}
 	fmt.Println("locked")
-	io.Copy(io.Discard, os.Stdin)
+	if _, err := io.Copy(io.Discard, os.Stdin); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
 	if err := l.Close(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2

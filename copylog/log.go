@@ -80,7 +80,7 @@ func Open(path string, key []byte, name string) (*Log, error) {
 	}
 	l, err := open(f, path, key, name, created)
 	if err != nil {
-		f.Close()
+		_ = f.Close() // open wrote nothing to f; its error is the one to report
 		return nil, err
 	}
 	return l, nil
@@ -151,8 +151,11 @@ var syncDir = func(dir string) error {
 	if err != nil {
 		return err
 	}
-	defer d.Close()
-	return d.Sync()
+	if err := d.Sync(); err != nil {
+		_ = d.Close() // read-only handle; the sync error is the one to report
+		return err
+	}
+	return d.Close()
 }
 
 // Path is the copy's file path.

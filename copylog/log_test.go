@@ -242,8 +242,8 @@ func TestOpenArguments(t *testing.T) {
 // as an Open stopped between creating it and syncing its folder leaves it.
 // A sync leaves no trace to look at, so syncDir is watched.
 func TestOpenSyncsTheFolderOfAnEmptyCopy(t *testing.T) {
-	real := syncDir
-	t.Cleanup(func() { syncDir = real })
+	realSyncDir := syncDir
+	t.Cleanup(func() { syncDir = realSyncDir })
 	for _, tc := range []struct {
 		name    string
 		prepare func(path string)
@@ -262,7 +262,7 @@ func TestOpenSyncsTheFolderOfAnEmptyCopy(t *testing.T) {
 			var synced []string
 			syncDir = func(d string) error {
 				synced = append(synced, d)
-				return real(d)
+				return realSyncDir(d)
 			}
 			l, err := Open(path, testKey, testName)
 			if err != nil {

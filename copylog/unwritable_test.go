@@ -89,34 +89,34 @@ func TestAppendFailsThroughTheSeam(t *testing.T) {
 	// an error from write, a short write with no error, a failed fdatasync.
 	tests := []struct {
 		name  string
-		write func(real func([]byte) (int, error)) func([]byte) (int, error)
-		sync  func(real func() error) func() error
+		write func(next func([]byte) (int, error)) func([]byte) (int, error)
+		sync  func(next func() error) func() error
 		want  string
 	}{
 		{
 			name: "write fails",
-			write: func(real func([]byte) (int, error)) func([]byte) (int, error) {
+			write: func(next func([]byte) (int, error)) func([]byte) (int, error) {
 				return func(b []byte) (int, error) { return 0, syscall.EIO }
 			},
 			want: "input/output error",
 		},
 		{
 			name: "short write",
-			write: func(real func([]byte) (int, error)) func([]byte) (int, error) {
-				return func(b []byte) (int, error) { return real(b[:len(b)/2]) }
+			write: func(next func([]byte) (int, error)) func([]byte) (int, error) {
+				return func(b []byte) (int, error) { return next(b[:len(b)/2]) }
 			},
 			want: "short write",
 		},
 		{
 			name: "fdatasync fails",
-			sync: func(real func() error) func() error {
+			sync: func(next func() error) func() error {
 				failed := false
 				return func() error {
 					if !failed {
 						failed = true
 						return unix.EIO
 					}
-					return real()
+					return next()
 				}
 			},
 			want: "input/output error",

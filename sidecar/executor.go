@@ -30,6 +30,7 @@ type Executor struct {
 	rules   *contentrules.Rules // nil without a rules file
 	rulesFP string              // "" without a rules file
 	denials *denialLimiter
+	pol     *policy    // tool rules, quotas, redaction; set by begin
 	appr    *approvals // nil when no call is held for approval (hold.go)
 
 	admitMu  sync.Mutex // the order calls are judged, sent and written in

@@ -114,7 +114,7 @@ func launchArgs(t testing.TB, env *devsetup.Env, extra ...string) *harness {
 			if c, ok := sidecar.IsExit(err); ok {
 				code = c
 			} else if err != nil {
-				h.stderr.Write([]byte("run: " + err.Error() + "\n"))
+				_, _ = h.stderr.Write([]byte("run: " + err.Error() + "\n")) // an in-memory buffer: a write cannot fail
 				code = 1
 			}
 			h.done <- code

@@ -65,7 +65,7 @@ func (e *Executor) openApprovals(approveSession bool) error {
 		channels = append(channels, kube)
 	}
 	hub, err := approval.NewHub(approval.Options{Copy: e.copy, Channels: channels,
-		PendingAfter: e.set.Approvals.PendingAfter, ApproveSession: approveSession, Logger: e.log}, lines)
+		PendingAfter: e.set.Approvals.PendingAfter, ApproveSession: approveSession, Logger: e.log, Redact: e.RedactArgs}, lines)
 	if err != nil {
 		return fmt.Errorf("approvals: rebuilding the requests from the copy: %w", err)
 	}
@@ -104,7 +104,7 @@ func copyHasRequests(lines []copylog.Line) bool {
 
 // holdsFor says whether the call's tool rule holds it for approval.
 func (s *Session) holdsFor(tc *toolCall) bool {
-	t, ok := s.e.set.Tools[tc.tool]
+	t, ok := s.e.toolRule(tc.tool)
 	return ok && t.Approve != nil
 }
 

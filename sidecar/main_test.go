@@ -79,10 +79,6 @@ func recordingStdin() io.ReadCloser {
 	return io.NopCloser(io.TeeReader(os.Stdin, f))
 }
 
-type textArgs struct {
-	Text string `json:"text"`
-}
-
 // runSDKServer is a go-sdk MCP server on stdio with a few tools.
 func runSDKServer() {
 	s := mcp.NewServer(&mcp.Implementation{Name: "test-server", Version: "1"}, nil)
@@ -167,7 +163,7 @@ func runRawServer() {
 			if m.Params.Name == "roots" {
 				// Ask the client first, and answer the call once it has.
 				fmt.Fprintf(out, `{"jsonrpc":"2.0","id":"srv-1","method":"roots/list"}`+"\n")
-				out.Flush()
+				flushOrExit(out)
 				answer, _ := in.ReadBytes('\n')
 				fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":%q}]}}`+"\n", m.ID, strings.TrimSpace(string(answer)))
 				break
@@ -200,7 +196,15 @@ func runRawServer() {
 		default:
 			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{}}`+"\n", m.ID)
 		}
-		out.Flush()
+		flushOrExit(out)
+	}
+}
+
+// flushOrExit flushes a test server's output; when the executor has closed
+// the pipe there is no one left to answer, and the server exits.
+func flushOrExit(out *bufio.Writer) {
+	if err := out.Flush(); err != nil {
+		os.Exit(3)
 	}
 }
 

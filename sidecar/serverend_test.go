@@ -22,9 +22,11 @@ func runEndingServer(kind string) {
 	if kind == "closein" {
 		// After its first line it takes no more input, says so, and keeps
 		// its output open.
-		bufio.NewReader(os.Stdin).ReadString('\n')
+		_, _ = bufio.NewReader(os.Stdin).ReadString('\n') // a line or the end: either way no more is taken
 		os.Stdin.Close()
-		os.Stdout.WriteString(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"input closed"}}` + "\n")
+		if _, err := os.Stdout.WriteString(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"input closed"}}` + "\n"); err != nil {
+			os.Exit(3)
+		}
 		time.Sleep(time.Minute)
 		return
 	}

@@ -330,7 +330,7 @@ func (s *Session) forward(line []byte, m *wire.Message) {
 	}
 	for len(s.requests) > maxForgotten {
 		oldest := s.order.Front()
-		s.forgetLocked(s.requests[oldest.Value.(string)])
+		s.forgetLocked(s.requests[oldest.Value.(string)]) //nolint:errcheck // order holds only the ids put in it (strings); anything else is a bug to panic on
 	}
 	s.mu.Unlock()
 	s.toServer(wire.SpliceID(line, m.IDSpan, jsonString(ourID)))
@@ -536,8 +536,7 @@ func (s *Session) filterTools(line []byte) (out []byte, ok bool) {
 		return nil, false
 	}
 	res, err := wire.FilterTools(m.Result, func(name string) bool {
-		_, ok := s.e.set.Tools[name]
-		return ok
+		return s.e.toolListed(name)
 	})
 	if err != nil {
 		s.log.Warn("a tools/list result could not be filtered; it is not passed on", slog.String("error", wire.Cut(err.Error())), wire.LineAttr(line))
@@ -558,14 +557,13 @@ func (s *Session) clientCancelled(line []byte, m *wire.Message) {
 		s.toServer(line)
 		return
 	}
-	key := string(reqID)
 	s.mu.Lock()
-	if tc, ok := s.callsByCli[key]; ok {
+	if tc, ok := s.callsByCli[string(reqID)]; ok {
 		s.mu.Unlock()
 		tc.cancel()
 		return
 	}
-	ourID, ok := s.reqByCli[key]
+	ourID, ok := s.reqByCli[string(reqID)]
 	if ok {
 		s.forgetLocked(s.requests[ourID])
 	}

@@ -50,7 +50,7 @@ func (b *boundedSigner) Sign(ctx context.Context, alg string, input []byte) ([]b
 			case <-t.C:
 			case <-ctx.Done():
 				t.Stop()
-				return nil, fmt.Errorf("signing with the %s keys (%s): %w (after: %v)", b.name, alg, ctx.Err(), last)
+				return nil, fmt.Errorf("signing with the %s keys (%s): %w (after: %w)", b.name, alg, ctx.Err(), last)
 			}
 		}
 		sig, err := b.once(ctx, alg, input)
@@ -82,7 +82,7 @@ func (b *boundedSigner) once(ctx context.Context, alg string, input []byte) ([]b
 	select {
 	case r := <-done:
 		if r.err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, fmt.Errorf("%w: %v", ErrSignTimeout, r.err)
+			return nil, fmt.Errorf("%w: %w", ErrSignTimeout, r.err)
 		}
 		return r.sig, r.err
 	case <-ctx.Done():

@@ -36,7 +36,7 @@ func serveInProcess(t *testing.T, e *sidecar.Executor, env *devsetup.Env, stderr
 // the book cannot be written, a call of another session still gets its
 // error while the first client reads nothing.
 func TestStalledClientHoldsUpNoOtherSession(t *testing.T) {
-	o, _ := serverOpts(t, "sdk", baseOptions())
+	o, record := serverOpts(t, "sdk", baseOptions())
 	env, err := devsetup.Build(o)
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +50,7 @@ func TestStalledClientHoldsUpNoOtherSession(t *testing.T) {
 	b := serveInProcess(t, e, env, stderr)
 	defer func() {
 		// Let the first client read again, and end both sessions.
-		go io.Copy(io.Discard, a.out)
+		go func() { _, _ = io.Copy(io.Discard, a.out) }() // drained to its end; nothing in it is checked
 		a.in.Close()
 		b.in.Close()
 		<-a.done
@@ -74,13 +74,23 @@ func TestStalledClientHoldsUpNoOtherSession(t *testing.T) {
 	// and b1 later.
 	a.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{"MS":300}}}`)
 	a.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{"MS":800}}}`)
-	time.Sleep(50 * time.Millisecond) // a1 and a2 are taken before b1
+	// The servers' record shows when a call was taken: a1 and a2 before b1, and b1 before the book breaks.
+	taken := func(n int) {
+		deadline := time.Now().Add(10 * time.Second)
+		for len(receivedCalls(t, record)) < n {
+			if time.Now().After(deadline) {
+				t.Fatalf("the servers received %d calls, want %d", len(receivedCalls(t, record)), n)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	taken(2)
 	errc := make(chan error, 1)
 	go func() {
 		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"MS": 800}})
 		errc <- err
 	}()
-	time.Sleep(50 * time.Millisecond)
+	taken(3)
 	if err := sidecar.BreakBook(e); err != nil {
 		t.Fatal(err)
 	}

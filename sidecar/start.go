@@ -59,14 +59,14 @@ func Open(ctx context.Context, o OpenOptions) (_ *Executor, err error) {
 	e := newExecutor(log, set, p.slip.Fingerprint, p.agent, p.exec, p.book, p.copy, p.rules, p.rulesFP)
 	e.closer = cl.close
 	if err := e.begin(ctx); err != nil {
-		e.Close() // closes what the start opened
+		cerr := e.Close() // closes what the start opened
 		cl = nil
-		return nil, err
+		return nil, errors.Join(err, cerr)
 	}
 	if err := e.openApprovals(o.ApproveSession); err != nil {
-		e.Close()
+		cerr := e.Close() // closes what the start opened
 		cl = nil
-		return nil, err
+		return nil, errors.Join(err, cerr)
 	}
 	return e, nil
 }
@@ -121,7 +121,7 @@ func loadParts(ctx context.Context, set *settings.Settings, cl *closers, log *sl
 	}
 	// The tool server's credentials must be readable before anything is written: a start that would fail
 	// on them leaves no book and no copy behind.
-	if _, err := serverEnv(ctx, set, log); err != nil {
+	if err := checkCredentials(ctx, set, log); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -173,6 +173,11 @@ func (e *Executor) begin(ctx context.Context) error {
 	if err := e.recover(ctx); err != nil {
 		return fmt.Errorf("recovering at start: %w", err)
 	}
+	pol, err := newPolicy(e.set, e.copy, e.log)
+	if err != nil {
+		return err
+	}
+	e.pol = pol
 	if err := e.copy.Append(copylog.Line{Kind: copylog.KindStart}); err != nil {
 		return fmt.Errorf("writing the copy: %w", err)
 	}

@@ -102,6 +102,9 @@ func RunStdio(ctx context.Context, o StdioOptions) error {
 // Serve starts a tool server for one agent connection and runs a session
 // between it and the client until either side ends.
 func (e *Executor) Serve(ctx context.Context, in io.Reader, out io.Writer, serverStderr io.Writer) error {
+	if e.set.Servers != nil {
+		return e.serveRouted(ctx, in, out, serverStderr)
+	}
 	srv, err := e.startServer(ctx, serverStderr)
 	if err != nil {
 		return err
@@ -179,7 +182,7 @@ func serverEnv(ctx context.Context, set *settings.Settings, log *slog.Logger) (m
 		return nil, err
 	}
 	creds, err := keys.ResolveEnv(ctx, sources, set.Dir, kopts)
-	closeKeys()
+	err = errors.Join(err, closeKeys())
 	if err != nil {
 		return nil, fmt.Errorf("the tool server's credentials: %w", err)
 	}

@@ -2,6 +2,7 @@ package sidecar
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"slices"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
 	"github.com/seed-6e06167c/mcp-executor/receipts/record"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/policy/quota"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
 )
@@ -110,7 +112,8 @@ type toolCall struct {
 	details []record.Detail
 	when    time.Time
 	hold    *book.Reservation
-	held    *held // set by holdCall for a call held for approval (hold.go)
+	quota   *quota.Reservation // nil when the tool's rule sets no quota
+	held    *held              // set by holdCall for a call held for approval (hold.go)
 
 	ctx  context.Context
 	span trace.Span
@@ -291,6 +294,7 @@ func (s *Session) replyCallError(tc *toolCall, code int, message string, data []
 
 // release ends a call's life in the session.
 func (s *Session) release(tc *toolCall) {
+	tc.releaseQuota()
 	s.freeSlot(tc)
 	if tc.span != nil {
 		tc.span.End()
@@ -351,7 +355,7 @@ func (s *Session) judge(tc *toolCall) bool {
 	}
 	tc.tool = name
 	tc.span.SetAttributes(attribute.String(AttrTool, name))
-	rule, listed := e.set.Tools[name]
+	rule, listed := e.toolRule(name)
 	if !listed {
 		if e.forwardUnlisted() {
 			s.release(tc)
@@ -362,10 +366,20 @@ func (s *Session) judge(tc *toolCall) bool {
 			why: "no rule in the executor's settings names the tool " + quote(name)})
 		return false
 	}
+	if rule.Refuse {
+		s.refuseByRule(tc, rule)
+		return false
+	}
+	if !s.reserveQuota(tc, rule) {
+		return false
+	}
 	tc.action = rule.Action
 	amt, err := readAmount(rule.Amount, args)
 	if err != nil {
-		ae := err.(*amountError)
+		ae, ok := errors.AsType[*amountError](err)
+		if !ok { // readAmount gives only amountErrors; any other is still a refusal
+			ae = &amountError{CodeAmountUnreadable, err.Error()}
+		}
 		s.refuse(tc, refusal{action: rule.Action, reason: "other", refused: ae.code, codes: []string{ae.code}, why: ae.why})
 		return false
 	}
@@ -403,6 +417,9 @@ func (e *Executor) callDetails(tc *toolCall, argFP, traceparent string) []record
 		record.TextDetail(receipt.LabelToolName, tc.tool),
 		record.TextDetail(receipt.LabelCall, tc.ourID),
 		record.TextDetail(receipt.LabelRequestID, tc.ourID),
+	}
+	if server := e.serverOf(tc.tool); server != "" {
+		details = append(details, record.TextDetail(receipt.LabelServer, server))
 	}
 	if tid := traceID(traceparent); tid != "" {
 		details = append(details, record.TextDetail(receipt.LabelTraceID, tid))
@@ -482,6 +499,7 @@ func (s *Session) send(tc *toolCall) {
 		tc.finish(outcome{kind: outNotSent})
 		return
 	}
+	tc.commitQuota()
 	faultPoint("after-copy-sent")
 	if tc.prevSent != nil {
 		<-tc.prevSent

@@ -98,13 +98,13 @@ func OpenBook(path string, opts Options) (*Book, error) {
 		return nil, fmt.Errorf("opening book %s: %w", path, err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
+		_ = f.Close() // nothing written yet; the lock error is the one to report
 		return nil, fmt.Errorf("locking book %s (is another executor using it?): %w", path, err)
 	}
 	b := &Book{path: path, f: f, trust: trustOf(opts)}
 	r, err := b.readAll(opts)
 	if err != nil {
-		f.Close()
+		_ = f.Close() // only read so far; the read error is the one to report
 		return nil, err
 	}
 	b.ledger = newLedger(r)
@@ -421,10 +421,10 @@ func (b *Book) writeDurable(buf []byte) error {
 	}
 	werr := fmt.Errorf("writing to book %s failed; the book refuses every further append: %w", b.path, err)
 	if terr := b.f.Truncate(b.size); terr != nil {
-		return fmt.Errorf("%w; cutting the book back to %d bytes also failed: %v", werr, b.size, terr)
+		return fmt.Errorf("%w; cutting the book back to %d bytes also failed: %w", werr, b.size, terr)
 	}
 	if serr := b.f.Sync(); serr != nil {
-		return fmt.Errorf("%w; syncing after cutting back also failed: %v", werr, serr)
+		return fmt.Errorf("%w; syncing after cutting back also failed: %w", werr, serr)
 	}
 	return werr
 }

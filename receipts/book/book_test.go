@@ -248,6 +248,12 @@ func TestVerifyReport(t *testing.T) {
 			t.Fatal(err)
 		}
 		rep.Path = "book.jsonl"
+		// Verify (the book's text in memory) reports the same as VerifyFile.
+		inMemory := Verify([]byte(c["text"].(string)), Options{IssuerKeys: opts.IssuerKeys})
+		inMemory.Path = rep.Path
+		if a, b := mustJSON(t, inMemory), mustJSON(t, rep); !bytes.Equal(a, b) {
+			t.Errorf("%s: Verify reports\n%s\nand VerifyFile\n%s", name, a, b)
+		}
 		wantExit := 1
 		if name == "two stubs within the slip" {
 			wantExit = 0
@@ -354,4 +360,13 @@ func TestOpenBookFindsADamagedSignature(t *testing.T) {
 		}
 		b.Close()
 	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -172,6 +172,9 @@ type compared struct {
 	breaches []Finding
 	needs    []string
 	effects  []effect
+	// amountMissing is set once the amount-missing finding is recorded:
+	// it is named once per action, however many terms need an amount.
+	amountMissing bool
 }
 
 func allowedIn(l limit) *big.Int { return big.NewInt(l.value) }
@@ -180,6 +183,19 @@ func allowedIn(l limit) *big.Int { return big.NewInt(l.value) }
 // (the reference's compareWithSlip), in the reference's order of findings.
 func compareWithSlip(s *rules, v view, c request, svc *service, cancelled bool, m mode) compared {
 	var out compared
+	out.checkTerms(s, c, svc, cancelled)
+	for i, l := range s.limits {
+		if l.action == c.action {
+			out.checkLimit(v, c, i, l, m)
+		}
+	}
+	out.collectNeeds(s, c)
+	return out
+}
+
+// checkTerms records the breaches of the slip's terms that need no
+// counting: the action, cancellation, never, the party and the time.
+func (out *compared) checkTerms(s *rules, c request, svc *service, cancelled bool) {
 	if !s.actions[c.action] {
 		out.breaches = append(out.breaches, Finding{"action-not-allowed", fmt.Sprintf("the slip does not allow the action %q", c.action)})
 	}
@@ -196,69 +212,81 @@ func compareWithSlip(s *rules, v view, c request, svc *service, cancelled bool, 
 	if c.when < s.validFrom || c.when >= s.validUntil {
 		out.breaches = append(out.breaches, Finding{"outside-valid-time", "the action is dated outside the time the slip allows"})
 	}
-	missing := false
-	amountIn := func(unit string) bool {
-		if c.amount != nil && c.amount.unit == unit {
-			return true
-		}
-		if !missing {
-			out.breaches = append(out.breaches, Finding{"amount-missing", fmt.Sprintf("the slip sets a limit or a condition in %q for this action, and no amount is given in that unit", unit)})
-			missing = true
-		}
-		return false
+}
+
+// amountIn reports whether the action gives an amount in unit; the first
+// time it does not, the amount-missing finding is recorded.
+func (out *compared) amountIn(c request, unit string) bool {
+	if c.amount != nil && c.amount.unit == unit {
+		return true
 	}
-	for i, l := range s.limits {
-		if l.action != c.action {
-			continue
+	if !out.amountMissing {
+		out.breaches = append(out.breaches, Finding{"amount-missing", fmt.Sprintf("the slip sets a limit or a condition in %q for this action, and no amount is given in that unit", unit)})
+		out.amountMissing = true
+	}
+	return false
+}
+
+// checkLimit records the effect of the action on limit i (l) and the
+// breach of it, if any.
+func (out *compared) checkLimit(v view, c request, i int, l limit, m mode) {
+	if l.kind == "count" {
+		out.checkCountLimit(v, c, i, l, m)
+		return
+	}
+	if !out.amountIn(c, l.unit) {
+		return
+	}
+	value := c.amount.value
+	switch {
+	case l.kind == "each":
+		if value > l.value {
+			out.breaches = append(out.breaches, Finding{"over-each-limit", fmt.Sprintf("this action is %d %s; the slip allows no single action above %d %s", value, l.unit, l.value, l.unit)})
 		}
-		if l.kind == "count" {
-			if l.per == 0 {
-				n := v.count(i) + 1
-				out.effects = append(out.effects, effect{i, "count", 1})
-				if n > l.value {
-					out.breaches = append(out.breaches, Finding{"over-count-limit", fmt.Sprintf("this is action number %d of this kind under the slip; the slip allows %d", n, l.value)})
-				}
-			} else {
-				out.effects = append(out.effects, effect{i, "period", 1})
-				if m == forBefore {
-					if worst := v.periodWorst(i, c.when, l.per, 1); worst.Cmp(allowedIn(l)) > 0 {
-						out.breaches = append(out.breaches, overPeriod(l, worst))
-					}
-				}
-			}
-			continue
+	case l.per == 0:
+		total := new(big.Int).Add(v.sum(i), big.NewInt(value))
+		out.effects = append(out.effects, effect{i, "sum", value})
+		if total.Cmp(allowedIn(l)) > 0 {
+			over := new(big.Int).Sub(total, allowedIn(l))
+			out.breaches = append(out.breaches, Finding{"over-limit", fmt.Sprintf("with this action the total is %s %s; the slip's limit is %d %s: over by %s", total, l.unit, l.value, l.unit, over)})
 		}
-		if !amountIn(l.unit) {
-			continue
-		}
-		value := c.amount.value
-		switch {
-		case l.kind == "each":
-			if value > l.value {
-				out.breaches = append(out.breaches, Finding{"over-each-limit", fmt.Sprintf("this action is %d %s; the slip allows no single action above %d %s", value, l.unit, l.value, l.unit)})
-			}
-		case l.per == 0:
-			total := new(big.Int).Add(v.sum(i), big.NewInt(value))
-			out.effects = append(out.effects, effect{i, "sum", value})
-			if total.Cmp(allowedIn(l)) > 0 {
-				over := new(big.Int).Sub(total, allowedIn(l))
-				out.breaches = append(out.breaches, Finding{"over-limit", fmt.Sprintf("with this action the total is %s %s; the slip's limit is %d %s: over by %s", total, l.unit, l.value, l.unit, over)})
-			}
-		default:
-			out.effects = append(out.effects, effect{i, "period", value})
-			if m == forBefore {
-				if worst := v.periodWorst(i, c.when, l.per, value); worst.Cmp(allowedIn(l)) > 0 {
-					out.breaches = append(out.breaches, overPeriod(l, worst))
-				}
+	default:
+		out.effects = append(out.effects, effect{i, "period", value})
+		if m == forBefore {
+			if worst := v.periodWorst(i, c.when, l.per, value); worst.Cmp(allowedIn(l)) > 0 {
+				out.breaches = append(out.breaches, overPeriod(l, worst))
 			}
 		}
 	}
+}
+
+// checkCountLimit is checkLimit for a limit on the number of actions.
+func (out *compared) checkCountLimit(v view, c request, i int, l limit, m mode) {
+	if l.per == 0 {
+		n := v.count(i) + 1
+		out.effects = append(out.effects, effect{i, "count", 1})
+		if n > l.value {
+			out.breaches = append(out.breaches, Finding{"over-count-limit", fmt.Sprintf("this is action number %d of this kind under the slip; the slip allows %d", n, l.value)})
+		}
+		return
+	}
+	out.effects = append(out.effects, effect{i, "period", 1})
+	if m == forBefore {
+		if worst := v.periodWorst(i, c.when, l.per, 1); worst.Cmp(allowedIn(l)) > 0 {
+			out.breaches = append(out.breaches, overPeriod(l, worst))
+		}
+	}
+}
+
+// collectNeeds records what the slip requires before the action (a
+// person's approval above an amount, and the like), each once.
+func (out *compared) collectNeeds(s *rules, c request) {
 	for _, r := range s.requires {
 		if r.action != "" && r.action != c.action {
 			continue
 		}
 		if r.above != nil {
-			if !amountIn(r.unit) {
+			if !out.amountIn(c, r.unit) {
 				continue
 			}
 			if !(c.amount.value > *r.above) {
@@ -269,7 +297,6 @@ func compareWithSlip(s *rules, v view, c request, svc *service, cancelled bool, 
 			out.needs = append(out.needs, r.need)
 		}
 	}
-	return out
 }
 
 func overPeriod(l limit, total *big.Int) Finding {

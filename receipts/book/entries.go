@@ -163,21 +163,7 @@ func (r *reader) readStub(e *Entry, v map[string]any) func() {
 	}
 	if has(v, "approval") {
 		e.approvalState = stateInvalid
-		err := func() error {
-			if !has(c, "approval") {
-				return problemf("approval-mismatch", "the stub does not name the approval that is with it")
-			}
-			a, err := r.checkApproval(v["approval"], c, e.Slip, st, r)
-			if err != nil {
-				return err
-			}
-			e.approvalState, e.approvalAlg = a.state, a.alg
-			if a.when > q.when+clockAllowance {
-				return problemf("approval-dated-after-stub", "the approval is dated later than the stub that carries it")
-			}
-			return nil
-		}()
-		if err != nil {
+		if err := r.checkStubApproval(e, v["approval"], c, st, q); err != nil {
 			e.Problems = append(e.Problems, findingOf(err))
 		}
 	} else if has(c, "approval") {
@@ -189,17 +175,7 @@ func (r *reader) readStub(e *Entry, v map[string]any) func() {
 
 	var effects []effect
 	if len(e.Problems) == 0 && e.Verified != "none" && st.verified {
-		e.Compared = true
-		shown := compareWithSlip(st.rules, committedView{st.tally}, q, svc, st.cancelled, forChecker)
-		effects = shown.effects
-		e.Breaches = append(e.Breaches, shown.breaches...)
-		e.Needs = shown.needs
-		if contains(shown.needs, "countersignature") && e.counterState == stateAbsent {
-			e.Breaches = append(e.Breaches, Finding{"countersignature-missing", "the slip asks for the other side to countersign this action, and there is no countersignature"})
-		}
-		if contains(shown.needs, "approval") && e.approvalState == stateAbsent {
-			e.Breaches = append(e.Breaches, Finding{"approval-missing", "the slip asks for the person's own approval of this action, and there is none"})
-		}
+		effects = compareStub(e, st, q, svc)
 	}
 	fingerprint, index, compared := rec.Fingerprint, e.Index, e.Compared
 	return func() {
@@ -208,6 +184,39 @@ func (r *reader) readStub(e *Entry, v map[string]any) func() {
 			st.tally.apply(effects, q.when, index)
 		}
 	}
+}
+
+// checkStubApproval checks the approval v that comes with the stub whose
+// content is c, and records its state in e.
+func (r *reader) checkStubApproval(e *Entry, v any, c map[string]any, st *slipState, q request) error {
+	if !has(c, "approval") {
+		return problemf("approval-mismatch", "the stub does not name the approval that is with it")
+	}
+	a, err := r.checkApproval(v, c, e.Slip, st, r)
+	if err != nil {
+		return err
+	}
+	e.approvalState, e.approvalAlg = a.state, a.alg
+	if a.when > q.when+clockAllowance {
+		return problemf("approval-dated-after-stub", "the approval is dated later than the stub that carries it")
+	}
+	return nil
+}
+
+// compareStub compares a sound stub with its slip, records the breaches
+// and needs in e, and returns the stub's effects on the slip's tally.
+func compareStub(e *Entry, st *slipState, q request, svc *service) []effect {
+	e.Compared = true
+	shown := compareWithSlip(st.rules, committedView{st.tally}, q, svc, st.cancelled, forChecker)
+	e.Breaches = append(e.Breaches, shown.breaches...)
+	e.Needs = shown.needs
+	if contains(shown.needs, "countersignature") && e.counterState == stateAbsent {
+		e.Breaches = append(e.Breaches, Finding{"countersignature-missing", "the slip asks for the other side to countersign this action, and there is no countersignature"})
+	}
+	if contains(shown.needs, "approval") && e.approvalState == stateAbsent {
+		e.Breaches = append(e.Breaches, Finding{"approval-missing", "the slip asks for the person's own approval of this action, and there is none"})
+	}
+	return shown.effects
 }
 
 func (r *reader) checkCountersignature(e *Entry, v any, stubFingerprint string, svc *service) error {

@@ -64,10 +64,10 @@ func ReadEntries(r io.Reader, fn func(FileEntry) error) error {
 	br := bufio.NewReaderSize(r, MaxLineBytes+1)
 	for n := 1; ; n++ {
 		line, err := readBookLine(br)
-		if err == io.EOF && line == nil {
+		if errors.Is(err, io.EOF) && line == nil {
 			return nil
 		}
-		if err != nil && err != io.EOF {
+		if err != nil && !errors.Is(err, io.EOF) {
 			return err
 		}
 		if line != nil {
@@ -78,7 +78,7 @@ func ReadEntries(r io.Reader, fn func(FileEntry) error) error {
 				}
 			}
 		}
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return nil
 		}
 	}
@@ -90,7 +90,7 @@ func ReadFileEntries(path string, fn func(FileEntry) error) error {
 	if err != nil {
 		return fmt.Errorf("reading book %s: %w", path, err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: a failed close loses nothing
 	fromFn := false
 	err = ReadEntries(f, func(e FileEntry) error {
 		err := fn(e)

@@ -83,7 +83,7 @@ func TestReadEntriesStops(t *testing.T) {
 	stop := errors.New("stop")
 	n := 0
 	err := ReadFileEntries(path, func(FileEntry) error { n++; return stop })
-	if err != stop || n != 1 {
+	if !errors.Is(err, stop) || n != 1 {
 		t.Errorf("err %v after %d entries, want stop after 1", err, n)
 	}
 	err = ReadFileEntries(filepath.Join(t.TempDir(), "none"), func(FileEntry) error { return nil })

@@ -2,6 +2,7 @@ package book
 
 import (
 	"bytes"
+	"errors"
 	"sort"
 	"strings"
 
@@ -85,7 +86,7 @@ var unsupportedKinds = map[string]string{
 }
 
 func messageOf(err error) string {
-	if pe, ok := err.(*problem.Error); ok {
+	if pe, ok := errors.AsType[*problem.Error](err); ok {
 		return pe.Message
 	}
 	return err.Error()

@@ -63,11 +63,13 @@ func benchBook(tb testing.TB, f *fixture, n int) string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	w.Write(append(slipLine, '\n'))
+	if _, err := w.Write(append(slipLine, '\n')); err != nil {
+		tb.Fatal(err)
+	}
 	// One real signature of each kind, copied onto every line.
-	real := f.line(tb, Position{}, Proposal{Slip: f.slip.Fingerprint, Action: "tool.a", With: "executor", When: f.start})
-	stubSigs := real.Stub.Value()["signatures"]
-	counterSigs := real.Countersignature.Value()["signatures"]
+	signed := f.line(tb, Position{}, Proposal{Slip: f.slip.Fingerprint, Action: "tool.a", With: "executor", When: f.start})
+	stubSigs := signed.Stub.Value()["signatures"]
+	counterSigs := signed.Countersignature.Value()["signatures"]
 	when, previous := f.start, ""
 	for seq := int64(0); seq < int64(n-1); seq++ {
 		when = when.Add(time.Second)
@@ -87,7 +89,9 @@ func benchBook(tb testing.TB, f *fixture, n int) string {
 			"stub":             map[string]any{"payload": canon.B64(text), "signatures": stubSigs},
 			"countersignature": map[string]any{"payload": canon.B64(cs), "signatures": counterSigs},
 		})
-		w.Write(append(line, '\n'))
+		if _, err := w.Write(append(line, '\n')); err != nil {
+			tb.Fatal(err)
+		}
 	}
 	if err := w.Flush(); err != nil {
 		tb.Fatal(err)

@@ -32,7 +32,7 @@ type TornLine struct {
 // Any other book is left as it is, and so is a book another process holds
 // locked; OpenBook then names a torn line. It returns nil when nothing was
 // done. The file is read in pieces, never whole.
-func RepairTornLine(path string, explained func() bool) (*TornLine, error) {
+func RepairTornLine(path string, explained func() bool) (torn *TornLine, err error) {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -40,12 +40,16 @@ func RepairTornLine(path string, explained func() bool) (*TornLine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("book %s: %w", path, err)
 	}
-	defer f.Close()
+	// Closing f also releases the lock taken below.
+	defer func() {
+		if cerr := f.Close(); cerr != nil && err == nil {
+			torn, err = nil, fmt.Errorf("book %s: closing after the repair: %w", path, cerr)
+		}
+	}()
 	// Never touch a book another process has open.
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		return nil, nil
 	}
-	defer syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 	cut, lines, tail, err := tornTail(f)
 	if err != nil {
 		return nil, fmt.Errorf("book %s: %w", path, err)
@@ -108,12 +112,10 @@ func writeDurable(path string, data []byte) error {
 		return err
 	}
 	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
+		return errors.Join(err, f.Close())
 	}
 	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
+		return errors.Join(err, f.Close())
 	}
 	return f.Close()
 }

@@ -33,7 +33,7 @@ func VerifyFile(path string, trust []string) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading book %s: %w", path, err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: a failed close loses nothing
 	rep, err := VerifyReader(f, Options{IssuerKeys: trust}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("reading book %s: %w", path, err)

@@ -129,7 +129,7 @@ type held struct {
 	err error
 }
 
-func hold(h *Hub, ctx context.Context, c Call) <-chan held {
+func hold(ctx context.Context, h *Hub, c Call) <-chan held {
 	ch := make(chan held, 1)
 	go func() {
 		r, err := h.Hold(ctx, c)

@@ -538,46 +538,74 @@ func (h *Hub) restore(lines []copylog.Line) error {
 	h.mu.Lock()
 	endedAt := map[*entry]time.Time{}
 	for _, ln := range lines {
-		if e := h.byID[ln.Request]; e != nil && ln.Kind != copylog.KindApprovalLate {
-			endedAt[e] = ln.When.UTC()
+		if err := h.replay(ln, endedAt); err != nil {
+			h.mu.Unlock()
+			return err
 		}
-		switch ln.Kind {
-		case copylog.KindApprovalRequest:
-			if h.byID[ln.Request] != nil {
-				continue
-			}
-			h.newEntry(&Request{ID: ln.Request, Call: ln.Call, Tool: ln.Tool, Action: ln.Action, Amount: ln.Amount,
-				Slip: ln.Slip, Arguments: ln.Arguments, Binding: ln.Binding, RequestedAt: ln.When.UTC(), ExpiresAt: ln.Expires.UTC()})
-		case copylog.KindApprovalAnswer:
-			e := h.byID[ln.Request]
-			if e == nil || e.state != statePending {
-				continue
-			}
-			fp, err := copylog.AnswerFingerprint(ln)
-			if err != nil {
-				h.mu.Unlock()
-				return fmt.Errorf("approval: restoring from the copy: line %d: %w", ln.Seq, err)
-			}
-			e.answer = &Answer{Request: ln.Request, Approved: ln.Answer == copylog.AnswerApproved, Channel: ln.Channel, Who: ln.Who, When: ln.When.UTC()}
-			e.answerFP = fp
-			if e.answer.Approved {
-				e.state = stateApproved
-				close(e.done)
-			} else {
-				h.finish(e, Declined)
-			}
-		case copylog.KindApprovalUse:
-			if e := h.byID[ln.Request]; e != nil && e.state != stateEnded {
-				h.finish(e, Used)
-			}
-		case copylog.KindApprovalEnd:
-			if e := h.byID[ln.Request]; e != nil && e.state != stateEnded {
-				h.finish(e, map[string]Outcome{copylog.EndExpired: Expired, copylog.EndBurned: Burned, copylog.EndWithdrawn: NoChannel}[ln.Reason])
+	}
+	ask, forget := h.resume(endedAt)
+	h.sweep()
+	h.mu.Unlock()
+	for _, ch := range h.o.Channels {
+		if f, ok := ch.(Forgetter); ok {
+			for _, r := range forget {
+				f.Forget(r)
 			}
 		}
 	}
-	var ask []*entry
-	var forget []*Request
+	for _, e := range ask {
+		h.ask(e, h.o.Channels)
+	}
+	return nil
+}
+
+// replay applies one line of the copy to the requests; endedAt keeps the
+// time of each request's last line. h.mu is held.
+func (h *Hub) replay(ln copylog.Line, endedAt map[*entry]time.Time) error {
+	if e := h.byID[ln.Request]; e != nil && ln.Kind != copylog.KindApprovalLate {
+		endedAt[e] = ln.When.UTC()
+	}
+	switch ln.Kind {
+	case copylog.KindApprovalRequest:
+		if h.byID[ln.Request] != nil {
+			return nil
+		}
+		h.newEntry(&Request{ID: ln.Request, Call: ln.Call, Tool: ln.Tool, Action: ln.Action, Amount: ln.Amount,
+			Slip: ln.Slip, Arguments: ln.Arguments, Binding: ln.Binding, RequestedAt: ln.When.UTC(), ExpiresAt: ln.Expires.UTC()})
+	case copylog.KindApprovalAnswer:
+		e := h.byID[ln.Request]
+		if e == nil || e.state != statePending {
+			return nil
+		}
+		fp, err := copylog.AnswerFingerprint(ln)
+		if err != nil {
+			return fmt.Errorf("approval: restoring from the copy: line %d: %w", ln.Seq, err)
+		}
+		e.answer = &Answer{Request: ln.Request, Approved: ln.Answer == copylog.AnswerApproved, Channel: ln.Channel, Who: ln.Who, When: ln.When.UTC()}
+		e.answerFP = fp
+		if e.answer.Approved {
+			e.state = stateApproved
+			close(e.done)
+		} else {
+			h.finish(e, Declined)
+		}
+	case copylog.KindApprovalUse:
+		if e := h.byID[ln.Request]; e != nil && e.state != stateEnded {
+			h.finish(e, Used)
+		}
+	case copylog.KindApprovalEnd:
+		if e := h.byID[ln.Request]; e != nil && e.state != stateEnded {
+			h.finish(e, map[string]Outcome{copylog.EndExpired: Expired, copylog.EndBurned: Burned, copylog.EndWithdrawn: NoChannel}[ln.Reason])
+		}
+	}
+	return nil
+}
+
+// resume, after the copy is replayed, ends what expired while the
+// executor was stopped, starts the timers of the rest and returns the
+// requests to ask the channels again and those the channels may forget.
+// h.mu is held.
+func (h *Hub) resume(endedAt map[*entry]time.Time) (ask []*entry, forget []*Request) {
 	t := now()
 	for _, e := range h.byID {
 		if e.state == stateEnded {
@@ -605,17 +633,5 @@ func (h *Hub) restore(lines []copylog.Line) error {
 			forget = append(forget, e.req)
 		}
 	}
-	h.sweep()
-	h.mu.Unlock()
-	for _, ch := range h.o.Channels {
-		if f, ok := ch.(Forgetter); ok {
-			for _, r := range forget {
-				f.Forget(r)
-			}
-		}
-	}
-	for _, e := range ask {
-		h.ask(e, h.o.Channels)
-	}
-	return nil
+	return ask, forget
 }

@@ -19,7 +19,7 @@ func TestApprovedThroughQueue(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := newWorld(t)
 		h, _ := w.start(Options{}, false)
-		got := hold(h, t.Context(), call("c1", `{"path":"a.txt","token":"s3cret"}`))
+		got := hold(t.Context(), h, call("c1", `{"path":"a.txt","token":"s3cret"}`))
 		synctest.Wait()
 		id := w.onlyRequest()
 		data, _ := os.ReadFile(filepath.Join(w.queue, FileName(id)))
@@ -52,7 +52,7 @@ func TestDeclinedAndExpired(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := newWorld(t)
 		h, _ := w.start(Options{}, false)
-		got := hold(h, t.Context(), call("c1", `{"path":"a"}`))
+		got := hold(t.Context(), h, call("c1", `{"path":"a"}`))
 		synctest.Wait()
 		id := w.onlyRequest()
 		w.answerFile(id, false)
@@ -62,7 +62,7 @@ func TestDeclinedAndExpired(t *testing.T) {
 		}
 
 		start := time.Now()
-		got = hold(h, t.Context(), call("c2", `{"path":"b"}`))
+		got = hold(t.Context(), h, call("c2", `{"path":"b"}`))
 		r := <-got
 		if r.err != nil || r.res.Outcome != Expired || time.Since(start) != time.Minute {
 			t.Fatalf("expired: %+v %v after %v", r.res, r.err, time.Since(start))
@@ -87,7 +87,7 @@ func TestFirstAnswerWins(t *testing.T) {
 		client := newManual(ChannelElicitation)
 		c := call("c1", `{}`)
 		c.Channels = []Channel{client}
-		got := hold(h, t.Context(), c)
+		got := hold(t.Context(), h, c)
 		synctest.Wait()
 		id := w.onlyRequest()
 		client.answer(id, true)
@@ -112,7 +112,7 @@ func TestBurned(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := newWorld(t)
 		h, _ := w.start(Options{}, false)
-		got := hold(h, t.Context(), call("c1", `{"path":"a"}`))
+		got := hold(t.Context(), h, call("c1", `{"path":"a"}`))
 		synctest.Wait()
 		id := w.onlyRequest()
 		other := call("c2", `{"path":"b"}`)
@@ -159,7 +159,7 @@ func TestPendingAfter(t *testing.T) {
 		}
 		named := call("c3", `{"path":"a"}`)
 		named.Named = id
-		got := hold(h, t.Context(), named)
+		got := hold(t.Context(), h, named)
 		synctest.Wait()
 		w.answerFile(id, true)
 		time.Sleep(DefaultPoll)
@@ -211,14 +211,14 @@ func TestCancelledCallLeavesRequest(t *testing.T) {
 		w := newWorld(t)
 		h, _ := w.start(Options{}, false)
 		ctx, cancel := context.WithCancel(t.Context())
-		got := hold(h, ctx, call("c1", `{"path":"a"}`))
+		got := hold(ctx, h, call("c1", `{"path":"a"}`))
 		synctest.Wait()
 		cancel()
 		if r := <-got; !errors.Is(r.err, context.Canceled) {
 			t.Fatalf("cancelled: %+v %v", r.res, r.err)
 		}
 		id := w.onlyRequest()
-		got = hold(h, t.Context(), call("c2", `{"path":"a"}`))
+		got = hold(t.Context(), h, call("c2", `{"path":"a"}`))
 		synctest.Wait()
 		w.answerFile(id, true)
 		time.Sleep(DefaultPoll)
@@ -232,8 +232,8 @@ func TestTwoIdenticalCallsWaitingAskTwice(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := newWorld(t)
 		h, _ := w.start(Options{}, false)
-		a := hold(h, t.Context(), call("c1", `{"path":"a"}`))
-		b := hold(h, t.Context(), call("c2", `{"path":"a"}`))
+		a := hold(t.Context(), h, call("c1", `{"path":"a"}`))
+		b := hold(t.Context(), h, call("c2", `{"path":"a"}`))
 		synctest.Wait()
 		files, _, _ := Waiting(w.queue, time.Now())
 		if len(files) != 2 {
@@ -270,7 +270,7 @@ func TestNoChannel(t *testing.T) {
 		// A withdrawn request tells the next identical call nothing: it is asked anew.
 		page := newManual("page")
 		c.Channels = []Channel{page}
-		got := hold(h, t.Context(), c)
+		got := hold(t.Context(), h, c)
 		synctest.Wait()
 		if len(page.asks) != 1 {
 			t.Fatalf("the identical call after a withdrawn request was not asked: %d", len(page.asks))
@@ -302,7 +302,7 @@ func TestBadAnswerFiles(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := newWorld(t)
 		h, _ := w.start(Options{}, false)
-		got := hold(h, t.Context(), call("c1", `{"path":"a"}`))
+		got := hold(t.Context(), h, call("c1", `{"path":"a"}`))
 		synctest.Wait()
 		id := w.onlyRequest()
 		path := filepath.Join(w.queue, FileName(id))
@@ -419,7 +419,7 @@ func TestUnknownNamedAndClosed(t *testing.T) {
 		if err := h.Answer(Answer{Request: "AAAAAAAAAAAAAAAAAAAAAA", Approved: true}); err == nil {
 			t.Fatal("an answer naming no channel was taken")
 		}
-		got := hold(h, t.Context(), call("c2", `{"x":1}`))
+		got := hold(t.Context(), h, call("c2", `{"x":1}`))
 		synctest.Wait()
 		h.Close()
 		if r := <-got; !errors.Is(r.err, ErrClosed) {

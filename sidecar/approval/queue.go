@@ -142,7 +142,7 @@ func ParseFile(data []byte) (File, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
-		return File{}, fmt.Errorf("a member is not of its type: %v", err)
+		return File{}, fmt.Errorf("a member is not of its type: %w", err)
 	}
 	if a := members["amount"]; string(a) != "null" {
 		var am map[string]json.RawMessage
@@ -174,8 +174,10 @@ func WriteFileAtomic(dir, name string, data []byte) (err error) {
 	}
 	defer func() {
 		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
+			// The temporary file is abandoned: the write's error is the one to
+			// report, and these only tidy up after it.
+			_ = tmp.Close()
+			_ = os.Remove(tmp.Name())
 		}
 	}()
 	if _, err = tmp.Write(data); err != nil {
@@ -198,9 +200,12 @@ func syncDir(dir string) error {
 	if err != nil {
 		return fmt.Errorf("approval: syncing folder %s: %w", dir, err)
 	}
-	defer d.Close()
 	if err := d.Sync(); err != nil {
+		_ = d.Close() // read-only handle; the sync error is the one to report
 		return fmt.Errorf("approval: syncing folder %s: %w", dir, err)
+	}
+	if err := d.Close(); err != nil {
+		return fmt.Errorf("approval: closing folder %s: %w", dir, err)
 	}
 	return nil
 }
@@ -330,7 +335,7 @@ func (q *Queue) read(r *Request, want File, path string) (Answer, string, bool) 
 		}
 		return Answer{}, "unreadable: " + err.Error(), false
 	}
-	defer fh.Close()
+	defer func() { _ = fh.Close() }() // read only: a failed close loses nothing
 	st, err := fh.Stat()
 	if err != nil {
 		return Answer{}, "unreadable: " + err.Error(), false
@@ -410,8 +415,11 @@ func AnswerFile(dir, id string, approved bool, t time.Time) (File, error) {
 		return File{}, fmt.Errorf("approval: reading request %s: %w", id, err)
 	}
 	f, err := ParseFile(data)
-	if err != nil || f.ID != id {
-		return File{}, fmt.Errorf("approval: the file of request %s is not a request file: %v", id, err)
+	if err != nil {
+		return File{}, fmt.Errorf("approval: the file of request %s is not a request file: %w", id, err)
+	}
+	if f.ID != id {
+		return File{}, fmt.Errorf("approval: the file of request %s is not a request file: it names request %s", id, f.ID)
 	}
 	if f.Approved != nil {
 		return File{}, fmt.Errorf("approval: request %s is already answered", id)

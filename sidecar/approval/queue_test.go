@@ -20,7 +20,9 @@ func TestFileLayout(t *testing.T) {
 	}
 	golden := filepath.Join("testdata", "request.json")
 	if *update {
-		os.MkdirAll("testdata", 0o755)
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(golden, got, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -46,11 +48,11 @@ func TestFileLayout(t *testing.T) {
 
 func TestParseFileFaults(t *testing.T) {
 	good, _ := FileFor(testRequest()).Encode()
-	edit := func(old, new string) string {
+	edit := func(old, replacement string) string {
 		if !strings.Contains(string(good), old) {
 			t.Fatalf("no %s in the file", old)
 		}
-		return strings.Replace(string(good), old, new, 1)
+		return strings.Replace(string(good), old, replacement, 1)
 	}
 	for _, c := range []struct{ name, text, want string }{
 		{"not json", `{"id":`, "not one JSON object"},
@@ -97,7 +99,9 @@ func TestAnswerFileAndWaiting(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	os.WriteFile(filepath.Join(q.Dir(), "junk.json"), []byte("{"), 0o600)
+	if err := os.WriteFile(filepath.Join(q.Dir(), "junk.json"), []byte("{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	at := r.RequestedAt
 	files, skipped, err := Waiting(q.Dir(), at)
 	if err != nil || len(files) != 2 || files[0].ID != r.ID || files[1].ID != later.ID || len(skipped) != 1 || skipped[0] != "junk.json" {

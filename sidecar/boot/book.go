@@ -39,7 +39,7 @@ func slipInBook(path string, sl *slip.Slip) (bool, error) {
 		}
 		return nil
 	})
-	if err == errFound {
+	if errors.Is(err, errFound) {
 		return true, nil
 	}
 	return false, err

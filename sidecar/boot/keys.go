@@ -47,7 +47,7 @@ func KeyOptions(set *settings.Settings, log *slog.Logger) (keys.Options, func() 
 	if k := set.Kubernetes; k != nil {
 		c, err := kube.New(kube.Options{Kubeconfig: k.Kubeconfig})
 		if err != nil {
-			closeFn()
+			_ = closeFn() // the Vault client's Close reports nothing: closeFn returns nil
 			return o, nil, fmt.Errorf("kubernetes: %w", err)
 		}
 		o.Kube = c

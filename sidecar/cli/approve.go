@@ -51,19 +51,11 @@ func runApprove(ctx context.Context, env Env, args []string) int {
 	if code, done := parseFlags(fs, args); done {
 		return code
 	}
-	switch {
-	case *config == "" || fs.NArg() != 0:
-		fmt.Fprintln(env.Stderr, "mcp-executor approve: --config FILE is required")
-		fs.Usage()
-		return ExitUsage
-	case *id == "" && (*yes || *no):
-		fmt.Fprintln(env.Stderr, "mcp-executor approve: --yes and --no answer the request named by --id")
-		return ExitUsage
-	case *id != "" && *yes == *no:
-		fmt.Fprintln(env.Stderr, "mcp-executor approve: --id needs exactly one of --yes and --no")
-		return ExitUsage
-	case *id != "" && *once:
-		fmt.Fprintln(env.Stderr, "mcp-executor approve: --once asks about the first waiting request; --id names one")
+	if usage := approveUsageFault(*config, *id, *yes, *no, *once, fs.NArg()); usage != "" {
+		fmt.Fprintln(env.Stderr, "mcp-executor approve: "+usage)
+		if *config == "" || fs.NArg() != 0 {
+			fs.Usage()
+		}
 		return ExitUsage
 	}
 	s, _, err := settings.Load(*config)
@@ -72,19 +64,8 @@ func runApprove(ctx context.Context, env Env, args []string) int {
 		return ExitFinding
 	}
 	dir := s.Approvals.Queue
-
 	if *id != "" {
-		f, err := approval.AnswerFile(dir, *id, *yes, time.Now())
-		if err != nil {
-			fmt.Fprintf(env.Stderr, "mcp-executor approve: %v\n", err)
-			return ExitFinding
-		}
-		if *asJSON {
-			writeJSON(env.Stdout, approveOutcome{ID: f.ID, Approved: *yes, Tool: f.Tool, Action: f.Action})
-		} else {
-			fmt.Fprintf(env.Stdout, "%s request %s (tool %q)\n", answered(*yes), f.ID, f.Tool)
-		}
-		return ExitOK
+		return approveByID(env, dir, *id, *yes, *asJSON)
 	}
 
 	files, skipped, err := approval.Waiting(dir, time.Now())
@@ -100,13 +81,55 @@ func runApprove(ctx context.Context, env Env, args []string) int {
 		for _, f := range files {
 			items = append(items, approveItem{File: f, Sentence: approval.Sentence(f.Tool, f.Action, f.Amount, f.Arguments)})
 		}
-		writeJSON(env.Stdout, map[string]any{"queue": dir, "waiting": items})
+		if err := writeJSON(env.Stdout, map[string]any{"queue": dir, "waiting": items}); err != nil {
+			fmt.Fprintf(env.Stderr, "mcp-executor approve: %v\n", err)
+			return ExitFinding
+		}
 		return ExitOK
 	}
 	if len(files) == 0 {
 		fmt.Fprintf(env.Stdout, "nothing waits for approval in %s\n", dir)
 		return ExitOK
 	}
+	return askEach(env, dir, files, *once)
+}
+
+// approveUsageFault names what is wrong with approve's flags, or returns "".
+func approveUsageFault(config, id string, yes, no, once bool, nargs int) string {
+	switch {
+	case config == "" || nargs != 0:
+		return "--config FILE is required"
+	case id == "" && (yes || no):
+		return "--yes and --no answer the request named by --id"
+	case id != "" && yes == no:
+		return "--id needs exactly one of --yes and --no"
+	case id != "" && once:
+		return "--once asks about the first waiting request; --id names one"
+	}
+	return ""
+}
+
+// approveByID answers the request id without asking (approve --id).
+func approveByID(env Env, dir, id string, yes, asJSON bool) int {
+	f, err := approval.AnswerFile(dir, id, yes, time.Now())
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "mcp-executor approve: %v\n", err)
+		return ExitFinding
+	}
+	if !asJSON {
+		fmt.Fprintf(env.Stdout, "%s request %s (tool %q)\n", answered(yes), f.ID, f.Tool)
+		return ExitOK
+	}
+	if err := writeJSON(env.Stdout, approveOutcome{ID: f.ID, Approved: yes, Tool: f.Tool, Action: f.Action}); err != nil {
+		fmt.Fprintf(env.Stderr, "mcp-executor approve: %v\n", err)
+		return ExitFinding
+	}
+	return ExitOK
+}
+
+// askEach asks y/n on standard input for each waiting request in files,
+// answering it in the queue folder dir; with once it stops after the first.
+func askEach(env Env, dir string, files []approval.File, once bool) int {
 	in := bufio.NewReader(env.Stdin)
 	for _, f := range files {
 		fmt.Fprintf(env.Stdout, "request %s, expires %s\n  %s\napprove? [y/n] ", f.ID, f.ExpiresAt,
@@ -125,7 +148,7 @@ func runApprove(ctx context.Context, env Env, args []string) int {
 			approved = false
 		default:
 			fmt.Fprintf(env.Stdout, "not answered (type y or n): request %s still waits\n", f.ID)
-			if *once {
+			if once {
 				return ExitOK
 			}
 			continue
@@ -135,7 +158,7 @@ func runApprove(ctx context.Context, env Env, args []string) int {
 			return ExitFinding
 		}
 		fmt.Fprintf(env.Stdout, "%s request %s\n", answered(approved), f.ID)
-		if *once {
+		if once {
 			return ExitOK
 		}
 	}

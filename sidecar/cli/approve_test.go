@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -64,7 +65,7 @@ func runBinary(t *testing.T, stdin string, args ...string) (int, string, string)
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
 	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
+	if ee, ok := errors.AsType[*exec.ExitError](err); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
 		t.Fatal(err)
@@ -129,7 +130,9 @@ func TestApproveByID(t *testing.T) {
 	config, queue := approveFolder(t)
 	f := queueRequest(t, queue, "write_file", time.Hour)
 	expired := queueRequest(t, queue, "write_file", time.Millisecond)
-	os.WriteFile(filepath.Join(queue, "notes.json"), []byte("{"), 0o600)
+	if err := os.WriteFile(filepath.Join(queue, "notes.json"), []byte("{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 
 	code, out, errOut := runBinary(t, "", "approve", "--config", config, "--json")
 	var list struct {

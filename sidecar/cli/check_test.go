@@ -102,8 +102,12 @@ func TestCheckReportsEveryProblem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.WriteString("this is not a record\n")
-	f.Close()
+	if _, err := f.WriteString("this is not a record\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 	other := canon.Fingerprint([]byte("another passkey"))
 	settingsEdit(t, e.SettingsPath, func(s map[string]any) {
 		s["agent"].(map[string]any)["issuerKeys"] = []string{other}

@@ -31,10 +31,12 @@ func runCompare(ctx context.Context, env Env, args []string) int {
 	res, err := report.CompareCopy(ctx, report.CompareOptions{ConfigPath: *config, BookPath: *bookPath, Logger: newLogger(env.Stderr)})
 	if err != nil {
 		if *asJSON {
-			writeJSON(env.Stdout, struct {
+			if werr := writeJSON(env.Stdout, struct {
 				OK    bool   `json:"ok"`
 				Error string `json:"error"`
-			}{false, err.Error()})
+			}{false, err.Error()}); werr != nil {
+				fmt.Fprintf(env.Stderr, "mcp-executor compare: %v\n", werr)
+			}
 		} else {
 			fmt.Fprintf(env.Stdout, "compare: FAIL %v\n", err)
 		}

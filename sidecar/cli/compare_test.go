@@ -34,9 +34,9 @@ func copyOf(t *testing.T, e *devsetup.Env, calls []string, stubs []book.Line) *c
 		sent := copylog.Line{Kind: copylog.KindSent, Call: call, Tool: "echo", Action: "provared.data.read",
 			Slip: e.Slip.Fingerprint, RequestID: call,
 			Details: []record.Detail{{Name: "executor.call", SHA256: canon.Fingerprint([]byte(call))}}}
-		receipt := copylog.Line{Kind: copylog.KindReceipt, Call: call, Stub: stubs[i].Stub.Fingerprint,
+		received := copylog.Line{Kind: copylog.KindReceipt, Call: call, Stub: stubs[i].Stub.Fingerprint,
 			Outcome: &record.Detail{Name: receipt.LabelToolResult, SHA256: canon.Fingerprint([]byte("result"))}}
-		if err := cp.Append(sent, receipt); err != nil {
+		if err := cp.Append(sent, received); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -152,7 +152,11 @@ func TestCompareMissingParts(t *testing.T) {
 		if err := os.Rename(e.CopyKeyPath, e.CopyKeyPath+".away"); err != nil {
 			t.Fatal(err)
 		}
-		defer os.Rename(e.CopyKeyPath+".away", e.CopyKeyPath)
+		t.Cleanup(func() {
+			if err := os.Rename(e.CopyKeyPath+".away", e.CopyKeyPath); err != nil {
+				t.Error(err)
+			}
+		})
 		code, out, _ := run(t, "compare", "--config", e.SettingsPath)
 		if code != ExitFinding || !strings.HasPrefix(out, "compare: FAIL the copy key must exist") {
 			t.Fatalf("exit %d\n%s", code, out)
@@ -169,7 +173,11 @@ func TestCompareMissingParts(t *testing.T) {
 		if err := os.WriteFile(e.CopyPath, bytes.Replace(text, []byte(`"kind":"start"`), []byte(`"kind":"START"`), 1), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		defer os.WriteFile(e.CopyPath, text, 0o600)
+		t.Cleanup(func() {
+			if err := os.WriteFile(e.CopyPath, text, 0o600); err != nil {
+				t.Error(err)
+			}
+		})
 		code, out, _ := run(t, "compare", "--config", e.SettingsPath)
 		if code != ExitFinding || !strings.Contains(lines(out)[0], "copy unreadable") {
 			t.Fatalf("exit %d\n%s", code, out)

@@ -47,8 +47,10 @@ func runDemo(ctx context.Context, env Env, args []string) int {
 	if err != nil {
 		return fail("opening %s: %v", logPath, err)
 	}
-	defer logFile.Close()
 	sessionErr := demo.RunSession(ctx, exe, setup.SettingsPath, logFile, out)
+	if err := logFile.Close(); err != nil && sessionErr == nil {
+		sessionErr = fmt.Errorf("closing the executor log %s: %w", logPath, err)
+	}
 
 	fmt.Fprintln(out)
 	fmt.Fprintln(out, "== verify (the book)")

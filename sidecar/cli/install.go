@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -43,23 +44,22 @@ func installBinary(dest string) error {
 	if err != nil {
 		return fmt.Errorf("opening %s: %w", self, err)
 	}
-	defer src.Close()
+	defer func() { _ = src.Close() }() // read only: a failed close loses nothing
 	tmp, err := os.CreateTemp(filepath.Dir(dest), ".mcp-executor-*")
 	if err != nil {
 		return fmt.Errorf("creating a file beside %s: %w", dest, err)
 	}
-	defer os.Remove(tmp.Name())
+	// After the rename there is nothing to remove; before it, a failed step leaves a file to tidy away,
+	// and the step's error is the one to report.
+	defer func() { _ = os.Remove(tmp.Name()) }()
 	if _, err := io.Copy(tmp, src); err != nil {
-		tmp.Close()
-		return fmt.Errorf("copying to %s: %w", tmp.Name(), err)
+		return errors.Join(fmt.Errorf("copying to %s: %w", tmp.Name(), err), tmp.Close())
 	}
 	if err := tmp.Chmod(0o755); err != nil {
-		tmp.Close()
-		return fmt.Errorf("setting the mode of %s: %w", tmp.Name(), err)
+		return errors.Join(fmt.Errorf("setting the mode of %s: %w", tmp.Name(), err), tmp.Close())
 	}
 	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("syncing %s: %w", tmp.Name(), err)
+		return errors.Join(fmt.Errorf("syncing %s: %w", tmp.Name(), err), tmp.Close())
 	}
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("closing %s: %w", tmp.Name(), err)

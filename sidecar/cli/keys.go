@@ -20,16 +20,16 @@ import (
 // replacing a file) for the user to apply; without --manifests the command says so and writes none.
 // Exit 0 when everything is in place, 1 when anything is left to do, 2 for a usage error.
 func runKeys(ctx context.Context, env Env, args []string) int {
-	fs := newFlags(env, "keys", "--config FILE [--json] [--manifests FILE]")
-	config := fs.String("config", "", "the executor's settings file (required)")
-	asJSON := fs.Bool("json", false, "print what goes into the permission as one JSON object")
-	manifests := fs.String("manifests", "", "where to write the Secret manifests holding new keys kept in Kubernetes Secrets (mode 0600; must not exist)")
-	if code, done := parseFlags(fs, args); done {
+	flags := newFlags(env, "keys", "--config FILE [--json] [--manifests FILE]")
+	config := flags.String("config", "", "the executor's settings file (required)")
+	asJSON := flags.Bool("json", false, "print what goes into the permission as one JSON object")
+	manifests := flags.String("manifests", "", "where to write the Secret manifests holding new keys kept in Kubernetes Secrets (mode 0600; must not exist)")
+	if code, done := parseFlags(flags, args); done {
 		return code
 	}
-	if *config == "" || fs.NArg() != 0 {
+	if *config == "" || flags.NArg() != 0 {
 		fmt.Fprintln(env.Stderr, "mcp-executor keys: --config FILE is required, and nothing else")
-		fs.Usage()
+		flags.Usage()
 		return ExitUsage
 	}
 	rep, err := report.MakeKeys(ctx, report.KeysOptions{ConfigPath: *config, Logger: newLogger(env.Stderr)})
@@ -108,13 +108,11 @@ func writeManifests(w io.Writer, path string, rep *report.KeysReport) error {
 		return fmt.Errorf("writing the Secret manifests: %w", err)
 	}
 	if _, err := f.Write(doc); err != nil {
-		f.Close()
-		os.Remove(path)
-		return fmt.Errorf("writing the Secret manifests to %s: %w", path, err)
+		// A part of the manifests must not stay behind: say so when it does.
+		return errors.Join(fmt.Errorf("writing the Secret manifests to %s: %w", path, err), f.Close(), os.Remove(path))
 	}
 	if err := f.Close(); err != nil {
-		os.Remove(path)
-		return fmt.Errorf("writing the Secret manifests to %s: %w", path, err)
+		return errors.Join(fmt.Errorf("writing the Secret manifests to %s: %w", path, err), os.Remove(path))
 	}
 	fmt.Fprintf(w, "wrote the Secret manifests holding the new keys to %s (mode 0600); apply them with `kubectl apply --server-side -f %s`, delete the file, and run keys again\n", path, path)
 	return nil
@@ -123,7 +121,10 @@ func writeManifests(w io.Writer, path string, rep *report.KeysReport) error {
 // writePermission prints each part of the permission with one line saying where it goes.
 func writePermission(w io.Writer, rep *report.KeysReport) error {
 	perm := rep.Permission()
-	agent := perm["agent"].(map[string]any)
+	agent, ok := perm["agent"].(map[string]any)
+	if !ok {
+		return errors.New("writing the permission: it holds no agent part (a bug in the keys report)")
+	}
 	var b strings.Builder
 	part := func(explain string, v any) error {
 		text, err := canon.Marshal(v)

@@ -89,17 +89,8 @@ const DefaultMaxSessions = 8
 // up to o.drain, cuts what is left, and closes the executor after the last stub is written.
 func serve(ctx context.Context, o serveOptions) error {
 	hs := socket.NewHealth("keys", "book", "copy", "socket")
-	if o.healthAddr != "" {
-		addr, errc, err := socket.ServeHealth(ctx, o.healthAddr, hs)
-		if err != nil {
-			return err
-		}
-		o.log.Info("health endpoint", slog.String("address", addr.String()))
-		go func() {
-			if err := <-errc; err != nil {
-				o.log.Error("health endpoint stopped", slog.String("error", err.Error()))
-			}
-		}()
+	if err := startHealth(ctx, o, hs); err != nil {
+		return err
 	}
 	exe, err := sidecar.OpenBounded(ctx, sidecar.OpenOptions{ConfigPath: o.config, Logger: o.log, ApproveSession: o.approveSession}, o.bootTimeout)
 	if err != nil {
@@ -152,98 +143,139 @@ func serve(ctx context.Context, o serveOptions) error {
 	// Sessions run under their own context: SIGTERM must not cut calls in flight.
 	sessCtx, cutSessions := context.WithCancel(context.WithoutCancel(ctx))
 	defer cutSessions()
-	var (
-		mu    sync.Mutex
-		conns = map[*socket.Conn]struct{}{}
-		wg    sync.WaitGroup
-	)
+	ss := &sessions{o: o, exe: exe, conns: map[*socket.Conn]struct{}{}}
 	acceptDone := make(chan struct{})
 	go func() {
 		defer close(acceptDone)
-		for n := 1; ; n++ {
-			conn, err := l.AcceptUnix()
-			if err != nil {
-				if !errors.Is(err, net.ErrClosed) {
-					o.log.Error("accepting a connection", slog.String("error", err.Error()))
-				}
-				return
-			}
-			peer, perr := socket.Peer(conn)
-			attrs := []any{slog.Int("session", n)}
-			if perr == nil {
-				attrs = append(attrs, slog.Uint64("peer_uid", uint64(peer.UID)), slog.Int("peer_pid", int(peer.PID)))
-			} else {
-				attrs = append(attrs, slog.String("peer_error", perr.Error()))
-			}
-			sc := socket.NewConn(conn, o.writeTimeout)
-			mu.Lock()
-			if len(conns) >= o.maxSessions {
-				mu.Unlock()
-				o.log.Warn("session refused: --max-sessions are running", append(attrs, slog.Int("max_sessions", o.maxSessions))...)
-				go refuseSession(sc, o.maxSessions)
-				continue
-			}
-			conns[sc] = struct{}{}
-			mu.Unlock()
-			o.log.Info("session opened", attrs...)
-			wg.Add(1)
-			go func(n int, conn *socket.Conn) {
-				defer wg.Done()
-				defer func() {
-					mu.Lock()
-					delete(conns, conn)
-					mu.Unlock()
-					conn.Close()
-				}()
-				err := exe.Serve(sessCtx, conn, conn, o.env.Stderr)
-				if code, ok := sidecar.IsExit(err); ok {
-					o.log.Info("session ended: the tool server exited", slog.Int("session", n), slog.Int("code", code))
-				} else if err != nil && !errors.Is(err, context.Canceled) {
-					o.log.Warn("session ended", slog.Int("session", n), slog.String("error", err.Error()))
-				} else {
-					o.log.Info("session ended", slog.Int("session", n))
-				}
-			}(n, sc)
-		}
+		ss.accept(sessCtx, l)
 	}()
 
 	<-stopCtx.Done()
 	o.log.Info("stopping: no new sessions; draining calls in flight", slog.Duration("budget", o.drain))
 	hs.Set("socket", errors.New("stopping"))
-	l.Close()
+	if err := l.Close(); err != nil {
+		o.log.Warn("closing the socket", slog.String("error", err.Error()))
+	}
 	<-acceptDone
-	mu.Lock()
-	for c := range conns {
-		// End the session's input: calls already sent finish and get their receipts; answers still go out.
-		_ = c.CloseRead()
-	}
-	mu.Unlock()
-	drained := make(chan struct{})
-	go func() { wg.Wait(); close(drained) }()
-	select {
-	case <-drained:
-	case <-time.After(o.drain):
-		o.log.Warn("drain budget spent: cutting the sessions left; their sent calls still get receipts")
-		cutSessions()
-		// A client that reads nothing holds no write past the budget.
-		mu.Lock()
-		for c := range conns {
-			c.Cut()
-		}
-		mu.Unlock()
-		<-drained
-	}
+	ss.drain(cutSessions)
 	if why := exe.StopReason(); why != "" {
 		return fmt.Errorf("%w: %s", sidecar.ErrStopped, why)
 	}
 	return nil
 }
 
+// startHealth serves the health endpoint at o.healthAddr, when one is named, until ctx ends.
+func startHealth(ctx context.Context, o serveOptions, hs *socket.Health) error {
+	if o.healthAddr == "" {
+		return nil
+	}
+	addr, errc, err := socket.ServeHealth(ctx, o.healthAddr, hs)
+	if err != nil {
+		return err
+	}
+	o.log.Info("health endpoint", slog.String("address", addr.String()))
+	go func() {
+		if err := <-errc; err != nil {
+			o.log.Error("health endpoint stopped", slog.String("error", err.Error()))
+		}
+	}()
+	return nil
+}
+
+// sessions are the connections serve runs, each a session of its own with its own tool server.
+type sessions struct {
+	o   serveOptions
+	exe *sidecar.Executor
+
+	mu    sync.Mutex
+	conns map[*socket.Conn]struct{}
+	wg    sync.WaitGroup
+}
+
+// accept takes connections from l until it is closed, runs each as a session under ctx, and refuses
+// those over o.maxSessions.
+func (ss *sessions) accept(ctx context.Context, l *net.UnixListener) {
+	for n := 1; ; n++ {
+		conn, err := l.AcceptUnix()
+		if err != nil {
+			if !errors.Is(err, net.ErrClosed) {
+				ss.o.log.Error("accepting a connection", slog.String("error", err.Error()))
+			}
+			return
+		}
+		peer, perr := socket.Peer(conn)
+		attrs := []any{slog.Int("session", n)}
+		if perr == nil {
+			attrs = append(attrs, slog.Uint64("peer_uid", uint64(peer.UID)), slog.Int("peer_pid", int(peer.PID)))
+		} else {
+			attrs = append(attrs, slog.String("peer_error", perr.Error()))
+		}
+		sc := socket.NewConn(conn, ss.o.writeTimeout)
+		ss.mu.Lock()
+		if len(ss.conns) >= ss.o.maxSessions {
+			ss.mu.Unlock()
+			ss.o.log.Warn("session refused: --max-sessions are running", append(attrs, slog.Int("max_sessions", ss.o.maxSessions))...)
+			go refuseSession(sc, ss.o.maxSessions)
+			continue
+		}
+		ss.conns[sc] = struct{}{}
+		ss.mu.Unlock()
+		ss.o.log.Info("session opened", attrs...)
+		ss.wg.Add(1)
+		go ss.run(ctx, n, sc)
+	}
+}
+
+// run serves session n on conn until the client or the tool server ends it.
+func (ss *sessions) run(ctx context.Context, n int, conn *socket.Conn) {
+	defer ss.wg.Done()
+	defer func() {
+		ss.mu.Lock()
+		delete(ss.conns, conn)
+		ss.mu.Unlock()
+		_ = conn.Close() // the session is over: nothing is left to send on it
+	}()
+	err := ss.exe.Serve(ctx, conn, conn, ss.o.env.Stderr)
+	if code, ok := sidecar.IsExit(err); ok {
+		ss.o.log.Info("session ended: the tool server exited", slog.Int("session", n), slog.Int("code", code))
+	} else if err != nil && !errors.Is(err, context.Canceled) {
+		ss.o.log.Warn("session ended", slog.Int("session", n), slog.String("error", err.Error()))
+	} else {
+		ss.o.log.Info("session ended", slog.Int("session", n))
+	}
+}
+
+// drain ends every session's input, so that the calls already sent finish and get their receipts, and
+// waits up to o.drain for the sessions to end; then it cuts those left (cut ends their context).
+func (ss *sessions) drain(cut context.CancelFunc) {
+	ss.mu.Lock()
+	for c := range ss.conns {
+		// End the session's input: calls already sent finish and get their receipts; answers still go out.
+		_ = c.CloseRead()
+	}
+	ss.mu.Unlock()
+	drained := make(chan struct{})
+	go func() { ss.wg.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(ss.o.drain):
+		ss.o.log.Warn("drain budget spent: cutting the sessions left; their sent calls still get receipts")
+		cut()
+		// A client that reads nothing holds no write past the budget.
+		ss.mu.Lock()
+		for c := range ss.conns {
+			c.Cut()
+		}
+		ss.mu.Unlock()
+		<-drained
+	}
+}
+
 // refuseSession tells a client over the cap why it is refused, as a JSON-RPC error (code 1001, id null),
 // and closes the connection.
-func refuseSession(c *socket.Conn, max int) {
-	defer c.Close()
-	msg := fmt.Sprintf("not taken: the executor already runs %d sessions (serve --max-sessions); try again when one has ended", max)
+func refuseSession(c *socket.Conn, maxSessions int) {
+	defer func() { _ = c.Close() }() // refused: nothing more is sent on it
+	msg := fmt.Sprintf("not taken: the executor already runs %d sessions (serve --max-sessions); try again when one has ended", maxSessions)
 	_, _ = c.Write(append(wire.ErrorLine([]byte("null"), wire.CodeNotTaken, msg, nil), '\n'))
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -170,7 +171,7 @@ func binary(t *testing.T) string {
 		builtExe = filepath.Join(dir, "mcp-executor")
 		out, err := exec.Command("go", "build", "-o", builtExe, "../../cmd/mcp-executor").CombinedOutput()
 		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+			buildErr = fmt.Errorf("go build: %w\n%s", err, out)
 		}
 	})
 	if buildErr != nil {
@@ -356,7 +357,7 @@ func TestServeSessionCap(t *testing.T) {
 	if err != nil || !strings.Contains(line, `"code":1001`) || !strings.Contains(line, "--max-sessions") || !strings.Contains(line, `"id":null`) {
 		t.Fatalf("the refused client got %q %v", line, err)
 	}
-	if _, err := b.recv(); err != io.EOF {
+	if _, err := b.recv(); !errors.Is(err, io.EOF) {
 		t.Fatalf("the refused client's connection must be closed: %v", err)
 	}
 	a.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"still here"}}}`)

@@ -43,8 +43,10 @@ func runVerify(_ context.Context, env Env, args []string) int {
 	rep, err := book.VerifyFile(path, trust)
 	if err != nil {
 		if *asJSON {
-			writeJSON(env.Stdout, verifyFailure{Path: path, Intact: false, WithinSlips: false, Error: err.Error(),
-				Problems: []book.LineFinding{}, Breaches: []book.LineFinding{}})
+			if werr := writeJSON(env.Stdout, verifyFailure{Path: path, Intact: false, WithinSlips: false, Error: err.Error(),
+				Problems: []book.LineFinding{}, Breaches: []book.LineFinding{}}); werr != nil {
+				fmt.Fprintf(env.Stderr, "mcp-executor verify: %v\n", werr)
+			}
 		}
 		fmt.Fprintf(env.Stderr, "mcp-executor verify: %v\n", err)
 		return ExitFinding

@@ -61,8 +61,6 @@ type readError struct {
 	detail string // for the rules file: e.g. the name given twice
 }
 
-func (e *readError) Error() string { return e.fault.String() }
-
 // pathStep is one step from the top of a JSON value: a member name or an
 // index.
 type pathStep struct {

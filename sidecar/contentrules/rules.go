@@ -1,6 +1,7 @@
 package contentrules
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -53,11 +54,12 @@ type Content struct {
 // ConditionKind is what a condition asks of the value at its pointer.
 type ConditionKind int
 
+// The kinds of condition.
 const (
-	Equals ConditionKind = iota
-	OneOf
-	Absent
-	Matches
+	Equals  ConditionKind = iota // the value equals Value
+	OneOf                        // the value equals one of Values
+	Absent                       // there is no value at the pointer
+	Matches                      // the value is text that matches Pattern
 )
 
 // Condition is one condition of a rule's when or test.
@@ -98,14 +100,14 @@ func Load(path string) (*Rules, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading content rules: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: a failed close loses nothing
 	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading content rules %s: %w", path, err)
 	}
 	rs, err := Parse(data)
 	if err != nil {
-		if e, ok := err.(*Error); ok {
+		if e, ok := errors.AsType[*Error](err); ok {
 			e.File = path
 		}
 		return nil, err
@@ -391,12 +393,12 @@ func pointerMember(o *object, place string) (pointer, error) {
 	return ptr, nil
 }
 
-// parseConditions reads one condition or a list of 1 to max; it returns
+// parseConditions reads one condition or a list of 1 to most; it returns
 // them and their pattern parts.
-func parseConditions(v any, place string, max int) ([]*Condition, int, error) {
+func parseConditions(v any, place string, most int) ([]*Condition, int, error) {
 	if list, ok := v.([]any); ok {
-		if len(list) < 1 || len(list) > max {
-			return nil, 0, &Error{Place: place, Reason: fmt.Sprintf("must be one condition or a list of 1 to %d, not %d", max, len(list))}
+		if len(list) < 1 || len(list) > most {
+			return nil, 0, &Error{Place: place, Reason: fmt.Sprintf("must be one condition or a list of 1 to %d, not %d", most, len(list))}
 		}
 		var out []*Condition
 		parts := 0

@@ -82,7 +82,7 @@ var yes, no = true, false
 // RunSession starts `exe stdio --config settings` as a real child process, speaks to it with the MCP Go
 // SDK's client and plays Script, writing what happens to w. It returns an error naming every expectation
 // that failed.
-func RunSession(ctx context.Context, exe, settingsPath string, stderr io.Writer, w io.Writer) error {
+func RunSession(ctx context.Context, exe, settingsPath string, stderr io.Writer, w io.Writer) (err error) {
 	cmd := exec.Command(exe, "stdio", "--config", settingsPath)
 	cmd.Stderr = stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcp-executor-demo-agent", Version: "1"}, nil)
@@ -90,7 +90,12 @@ func RunSession(ctx context.Context, exe, settingsPath string, stderr io.Writer,
 	if err != nil {
 		return fmt.Errorf("starting the executor: %w", err)
 	}
-	defer session.Close()
+	// Closing ends the executor's input and waits for it to exit: a failure there is the demo's too.
+	defer func() {
+		if cerr := session.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("closing the session with the executor: %w", cerr)
+		}
+	}()
 
 	var failures []string
 	tools, err := session.ListTools(ctx, nil)

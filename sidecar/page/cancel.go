@@ -20,7 +20,7 @@ func ReadCancellation(path string, s *slip.Slip) (*slip.Cancellation, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer fh.Close()
+	defer func() { _ = fh.Close() }() // read only: a failed close loses nothing
 	st, err := fh.Stat()
 	if err != nil {
 		return nil, err

@@ -57,7 +57,10 @@ func (c *Channel) Ask(ctx context.Context, r *approval.Request, answer func(appr
 	if err != nil {
 		return fmt.Errorf("page: encoding the prepared file of %s: %w", r.ID, err)
 	}
-	os.Remove(filepath.Join(c.dir, SignedName(r.ID))) // an answer left from before is no answer to this request
+	// An answer left from before is no answer to this request: it must go before the request is offered.
+	if err := os.Remove(filepath.Join(c.dir, SignedName(r.ID))); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("page: removing the old answer of %s before asking: %w", r.ID, err)
+	}
 	if err := approval.WriteFileAtomic(c.dir, PreparedName(r.ID), data); err != nil {
 		return err
 	}

@@ -31,9 +31,11 @@ const (
 // MaxFileSize is the largest file of this package read.
 const MaxFileSize = 1 << 20
 
-// PreparedName and SignedName are the names of the files beside request id.
+// PreparedName is the name of the prepared file beside request id.
 func PreparedName(id string) string { return id + PreparedSuffix }
-func SignedName(id string) string   { return id + SignedSuffix }
+
+// SignedName is the name of the signed answer beside request id.
+func SignedName(id string) string { return id + SignedSuffix }
 
 // Prepared is <queue>/<id>.prepared: a held call and the Provared approval
 // prepared for its stub, the challenge the person's passkey must sign.
@@ -127,7 +129,7 @@ func readStrict(path string, v any) error {
 	if err != nil {
 		return err
 	}
-	defer fh.Close()
+	defer func() { _ = fh.Close() }() // read only: a failed close loses nothing
 	data, err := io.ReadAll(io.LimitReader(fh, MaxFileSize+1))
 	if err != nil {
 		return err
@@ -142,7 +144,7 @@ func decodeStrict(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("not the expected JSON object: %v", err)
+		return fmt.Errorf("not the expected JSON object: %w", err)
 	}
 	if dec.More() {
 		return errors.New("text after the JSON object")
@@ -154,7 +156,7 @@ func decodeStrict(data []byte, v any) error {
 func recordValue(raw []byte) (any, error) {
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, fmt.Errorf("not JSON: %v", err)
+		return nil, fmt.Errorf("not JSON: %w", err)
 	}
 	return v, nil
 }

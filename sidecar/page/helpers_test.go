@@ -10,6 +10,7 @@ import (
 	"crypto/x509"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -120,7 +121,11 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	hs := &http.Server{Handler: f.srv.Handler()}
-	go hs.Serve(ln)
+	go func() {
+		if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			t.Errorf("the page's server stopped: %v", err)
+		}
+	}()
 	t.Cleanup(func() { hs.Close() })
 
 	lg, err := copylog.Open(filepath.Join(f.dir, "copy.jsonl"), bytes.Repeat([]byte{7}, copylog.KeySize), "page tests")

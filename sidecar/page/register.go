@@ -120,7 +120,7 @@ func checkRegistration(g Registration, challenge []byte, origin, rpID string, no
 func keyFromSPKI(spki []byte, alg int) (*jwk.Key, error) {
 	pub, err := x509.ParsePKIXPublicKey(spki)
 	if err != nil {
-		return nil, fmt.Errorf("the passkey's public key does not parse: %v", err)
+		return nil, fmt.Errorf("the passkey's public key does not parse: %w", err)
 	}
 	var name string
 	switch k := pub.(type) {
@@ -144,11 +144,11 @@ func keyFromSPKI(spki []byte, alg int) (*jwk.Key, error) {
 	}
 	raw, err := jose.JSONWebKey{Key: pub}.MarshalJSON()
 	if err != nil {
-		return nil, fmt.Errorf("the passkey's public key as a JWK: %v", err)
+		return nil, fmt.Errorf("the passkey's public key as a JWK: %w", err)
 	}
 	var m map[string]any
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("the passkey's public key as a JWK: %v", err)
+		return nil, fmt.Errorf("the passkey's public key as a JWK: %w", err)
 	}
 	m["alg"] = name
 	return jwk.CheckKey(m, name)

@@ -234,7 +234,9 @@ func (s *Server) api(h func(r *http.Request, body []byte) (any, error)) http.Han
 			out = map[string]string{"error": err.Error()}
 		}
 		data, _ := json.Marshal(out)
-		w.Write(data)
+		if _, err := w.Write(data); err != nil {
+			s.log.Debug("page: the answer did not reach the browser", slog.String("path", r.URL.Path), slog.String("error", err.Error()))
+		}
 	}
 }
 

@@ -72,7 +72,7 @@ func CompareCopy(ctx context.Context, o CompareOptions) (*CompareResult, error) 
 	key, err := keys.LoadCopyKey(ctx, set.Executor.CopyKey, set.Dir, kopts)
 	if err != nil {
 		if len(errs) > 0 {
-			err = fmt.Errorf("%w (%v)", err, errs[0])
+			err = fmt.Errorf("%w (%w)", err, errs[0])
 		}
 		return nil, fmt.Errorf("the copy key must exist (compare makes none): %w", err)
 	}

@@ -166,7 +166,7 @@ func withClientErr(err, clientErr error) error {
 	if clientErr == nil || errors.As(err, &m) {
 		return err
 	}
-	return fmt.Errorf("%w (%v)", err, clientErr)
+	return fmt.Errorf("%w (%w)", err, clientErr)
 }
 
 // SecretManifests joins the manifests of ms into one YAML stream with one

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // The codes a client gets for a line the executor does not take.
@@ -317,13 +316,14 @@ func TestHostileClientCancels(t *testing.T) {
 	x := start(t, executorBin, env)
 	x.initialize()
 	x.send(callLine("40", "slow", `{"ms":700}`))
-	for len(serverCalls(t, record)) == 0 {
-		time.Sleep(10 * time.Millisecond)
-	}
+	poll(t, "the server to receive the call", x.stderr, func() bool { return len(serverCalls(t, record)) > 0 })
 	x.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":40,"reason":"changed my mind"}}`)
 	e := wantError(t, x.recv(), "40", codeNoAnswer)
 	x.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"nothing-in-flight"}}`)
-	time.Sleep(900 * time.Millisecond) // the server's late answer comes and is dropped
+	// The server's late answer comes and is dropped: the executor says so in its log.
+	poll(t, "the server's late answer to be dropped", x.stderr, func() bool {
+		return strings.Contains(x.ownStderr(), "a late answer to a tool call that ended")
+	})
 	if extra := x.sync("after"); len(extra) != 0 {
 		t.Errorf("more lines reached the client: %q", extra)
 	}
@@ -355,9 +355,7 @@ func TestHostileClientLeavesMidCall(t *testing.T) {
 	x := start(t, executorBin, env)
 	x.initialize()
 	x.send(callLine("1", "slow", `{"ms":300}`))
-	for len(serverCalls(t, record)) == 0 {
-		time.Sleep(10 * time.Millisecond)
-	}
+	poll(t, "the server to receive the call", x.stderr, func() bool { return len(serverCalls(t, record)) > 0 })
 	if code := x.stop(); code != 0 {
 		t.Errorf("exit %d after the client left", code)
 	}
@@ -375,9 +373,7 @@ func TestSIGTERMMidCall(t *testing.T) {
 	x := start(t, executorBin, env)
 	x.initialize()
 	x.send(callLine("1", "silent", `{}`))
-	for len(serverCalls(t, record)) == 0 {
-		time.Sleep(10 * time.Millisecond)
-	}
+	poll(t, "the server to receive the call", x.stderr, func() bool { return len(serverCalls(t, record)) > 0 })
 	if err := x.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

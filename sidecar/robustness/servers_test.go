@@ -97,6 +97,15 @@ func fill(template string, id []byte) []byte {
 // ping and other requests with {}, and tools/call as hostileAnswers,
 // hostileNonMessages and the special tools (silent, slow, huge, twice, exit,
 // flood) say.
+// mustWrite ends the hostile server when a write to the executor fails:
+// the executor has closed the pipe, and nothing more can be seen (on
+// stdout the SIGPIPE would end it anyway).
+func mustWrite(err error) {
+	if err != nil {
+		os.Exit(3)
+	}
+}
+
 func runHostileServer() {
 	in := bufio.NewReaderSize(recordingStdin(), 1<<20)
 	var mu sync.Mutex
@@ -105,10 +114,11 @@ func runHostileServer() {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, l := range lines {
-			out.Write(l)
-			out.WriteByte('\n')
+			_, err := out.Write(l)
+			mustWrite(err)
+			mustWrite(out.WriteByte('\n'))
 		}
-		out.Flush()
+		mustWrite(out.Flush())
 	}
 	var inFlight sync.WaitGroup
 	for {
@@ -172,11 +182,14 @@ func hostileCall(name string, id, args json.RawMessage, write func(...[]byte)) {
 		w := bufio.NewWriterSize(os.Stderr, 1<<16)
 		kib := strings.Repeat("e", 1023) + "\n"
 		for i := 0; i < floodLines; i++ {
-			w.WriteString(kib)
+			_, err := w.WriteString(kib)
+			mustWrite(err)
 		}
-		w.Write(bytes.Repeat([]byte("E"), bigLine)) // one stderr line of 16 MiB + 1
-		w.WriteString("\n")
-		w.Flush()
+		_, err := w.Write(bytes.Repeat([]byte("E"), bigLine)) // one stderr line of 16 MiB + 1
+		mustWrite(err)
+		_, err = w.WriteString("\n")
+		mustWrite(err)
+		mustWrite(w.Flush())
 		write(fill(hostileAnswers["flood"], id))
 	default:
 		if lines, ok := hostileNonMessages[name]; ok {

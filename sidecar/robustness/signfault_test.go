@@ -124,18 +124,18 @@ func TestServeReportsAStoppedExecutorAndExitsNonZero(t *testing.T) {
 		}
 		t.Cleanup(func() { c.Close() })
 		r := bufio.NewReader(c)
-		io.WriteString(c, initializeLine+"\n")
+		send(t, c, initializeLine)
 		if line, err := r.ReadString('\n'); err != nil || !strings.Contains(line, `"result"`) {
 			t.Fatalf("initialize: %q %v", line, err)
 		}
-		io.WriteString(c, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+		send(t, c, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 		return c, r
 	}
 	a, ar := dial()
 	b, br := dial()
-	io.WriteString(a, callLine("1", "echo", `{"m":"signature hangs"}`)+"\n")
+	send(t, a, callLine("1", "echo", `{"m":"signature hangs"}`))
 	poll(t, "the first call's sent line", log, func() bool { return len(sentCalls(readCopyLoose(env))) == 1 })
-	io.WriteString(b, callLine("2", "slow", `{"MS":4000}`)+"\n")
+	send(t, b, callLine("2", "slow", `{"MS":4000}`))
 	poll(t, "the second call's sent line", log, func() bool { return len(sentCalls(readCopyLoose(env))) == 2 })
 	poll(t, "/healthz to fail", log, func() bool {
 		code, body := get("/healthz")
@@ -185,5 +185,13 @@ func poll(t *testing.T, what string, log fmt.Stringer, cond func() bool) {
 			t.Fatalf("timed out waiting for %s\n%s", what, log)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// send writes one line to the executor.
+func send(t *testing.T, w io.Writer, line string) {
+	t.Helper()
+	if _, err := io.WriteString(w, line+"\n"); err != nil {
+		t.Fatalf("sending %q: %v", line, err)
 	}
 }

@@ -123,8 +123,13 @@ func TestTamperedCopy(t *testing.T) {
 			})
 		}, []string{"line 4", "moved"}, false, ""},
 		{"the end cut in a line", func(t *testing.T, env *devsetup.Env) {
-			data, _ := os.ReadFile(env.CopyPath)
-			os.WriteFile(env.CopyPath, data[:len(data)-20], 0o600)
+			data, err := os.ReadFile(env.CopyPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(env.CopyPath, data[:len(data)-20], 0o600); err != nil {
+				t.Fatal(err)
+			}
 		}, []string{"line 10", "cut"}, false, ""},
 		{"the last call cut off at whole lines", func(t *testing.T, env *devsetup.Env) {
 			editLines(t, env.CopyPath, func(l [][]byte) [][]byte { return l[:len(l)-2] })
@@ -133,7 +138,9 @@ func TestTamperedCopy(t *testing.T) {
 			editLines(t, env.CopyPath, func(l [][]byte) [][]byte { return l[:len(l)-1] })
 		}, []string{"sent without receipt", "book line 6"}, true, ""},
 		{"the wrong key", func(t *testing.T, env *devsetup.Env) {
-			os.WriteFile(env.CopyKeyPath, keys.NewCopyKey(), 0o600)
+			if err := os.WriteFile(env.CopyKeyPath, keys.NewCopyKey(), 0o600); err != nil {
+				t.Fatal(err)
+			}
 		}, []string{"no line checks under the copy key"}, false, ""},
 		{"the key missing", func(t *testing.T, env *devsetup.Env) {
 			os.Remove(env.CopyKeyPath)

@@ -44,7 +44,10 @@ func runForking(kind string) {
 		spawn("forkgrandchild")
 		spawn("forksetsid")
 	case "forksetsid":
-		syscall.Setsid()
+		if _, err := syscall.Setsid(); err != nil {
+			fmt.Fprintln(os.Stderr, "setsid:", err)
+			os.Exit(2)
+		}
 	}
 	signal.Ignore(syscall.SIGTERM, syscall.SIGHUP)
 	note()

@@ -170,7 +170,9 @@ func mountTmpfs(t *testing.T, dir, size string) {
 	t.Cleanup(func() {
 		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
 			t.Errorf("umount %s: %v: %s", dir, err, out)
-			exec.Command("umount", "-l", dir).Run()
+			if out, err := exec.Command("umount", "-l", dir).CombinedOutput(); err != nil {
+				t.Errorf("umount -l %s: %v: %s", dir, err, out)
+			}
 		}
 	})
 }

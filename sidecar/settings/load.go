@@ -23,7 +23,7 @@ func Load(path string) (*Settings, []Warning, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("settings %s: %w", abs, err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: a failed close loses nothing
 	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
 	if err != nil {
 		return nil, nil, fmt.Errorf("settings %s: %w", abs, err)
@@ -112,6 +112,20 @@ func (p *parser) root(n *node) error {
 	if err != nil {
 		return err
 	}
+	// The steps in the order the members are checked, so that the first fault found stays the same.
+	for _, step := range []func(*object) error{p.naming, p.rootParts, p.unlistedTools, p.limits, p.rootClients} {
+		if err := step(o); err != nil {
+			return err
+		}
+	}
+	if p.vaultUser != "" && p.s.Vault == nil {
+		return &Error{Place: p.vaultUser, Reason: "names Vault, but the settings have no vault block"}
+	}
+	return nil
+}
+
+// naming reads the settings' name and service.
+func (p *parser) naming(o *object) error {
 	s := p.s
 	v, err := o.required("name")
 	if err != nil {
@@ -132,26 +146,25 @@ func (p *parser) root(n *node) error {
 			return &Error{Place: v.place, Reason: "must be a service id: 1 to 64 of a-z, 0-9, '.', '_', '-', starting with a letter or digit"}
 		}
 	}
+	return nil
+}
+
+// rootParts reads the tool servers, the agent, the executor, the tools, redaction and the content rules.
+func (p *parser) rootParts(o *object) error {
 	if err := p.toolServers(o); err != nil {
 		return err
 	}
-	if v, err = o.required("agent"); err != nil {
-		return err
-	}
-	if err := p.agent(v); err != nil {
-		return err
-	}
-	if v, err = o.required("executor"); err != nil {
-		return err
-	}
-	if err := p.executor(v); err != nil {
-		return err
-	}
-	if v, err = o.required("tools"); err != nil {
-		return err
-	}
-	if err := p.tools(v); err != nil {
-		return err
+	for _, part := range []struct {
+		name string
+		read func(*node) error
+	}{{"agent", p.agent}, {"executor", p.executor}, {"tools", p.tools}} {
+		v, err := o.required(part.name)
+		if err != nil {
+			return err
+		}
+		if err := part.read(v); err != nil {
+			return err
+		}
 	}
 	if v := o.get("redaction"); v != nil {
 		if err := p.redaction(v); err != nil {
@@ -159,10 +172,17 @@ func (p *parser) root(n *node) error {
 		}
 	}
 	if v := o.get("contentRules"); v != nil {
-		if s.ContentRules, err = p.path(v); err != nil {
+		var err error
+		if p.s.ContentRules, err = p.path(v); err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// unlistedTools reads what becomes of calls to tools no rule names, and whether they are hidden.
+func (p *parser) unlistedTools(o *object) error {
+	s := p.s
 	s.Unlisted = UnlistedRefuse
 	if v := o.get("unlisted"); v != nil {
 		t, err := v.text()
@@ -179,9 +199,15 @@ func (p *parser) root(n *node) error {
 			p.warn(v.place, "calls to tools no rule names are sent on with no receipt and no denial; the record leaves them out")
 		}
 	}
-	if s.HideUnlisted, err = p.boolOr(o, "hideUnlisted", true); err != nil {
-		return err
-	}
+	var err error
+	s.HideUnlisted, err = p.boolOr(o, "hideUnlisted", true)
+	return err
+}
+
+// limits reads the times and counts that bound the executor's work.
+func (p *parser) limits(o *object) error {
+	s := p.s
+	var err error
 	if s.CallIDInMeta, err = p.boolOr(o, "callIdInMeta", true); err != nil {
 		return err
 	}
@@ -217,6 +243,13 @@ func (p *parser) root(n *node) error {
 		return err
 	}
 	s.SignTries = int(tries)
+	return nil
+}
+
+// rootClients reads the Vault and Kubernetes clients and the approvals.
+func (p *parser) rootClients(o *object) error {
+	s := p.s
+	var err error
 	if v := o.get("vault"); v != nil {
 		if s.Vault, err = p.vault(v); err != nil {
 			return err
@@ -232,9 +265,6 @@ func (p *parser) root(n *node) error {
 		if err := p.approvals(v); err != nil {
 			return err
 		}
-	}
-	if p.vaultUser != "" && s.Vault == nil {
-		return &Error{Place: p.vaultUser, Reason: "names Vault, but the settings have no vault block"}
 	}
 	return nil
 }
@@ -537,77 +567,96 @@ func (p *parser) vault(n *node) (*Vault, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := asObject(v, "kubernetes", "token", "appRole"); err != nil {
+	if err := p.vaultAuth(v, vt); err != nil {
 		return nil, err
 	}
+	return vt, nil
+}
+
+// vaultAuth reads the vault block's auth: exactly one of kubernetes, token and appRole.
+func (p *parser) vaultAuth(v *node, vt *Vault) error {
+	if _, err := asObject(v, "kubernetes", "token", "appRole"); err != nil {
+		return err
+	}
 	if len(v.obj) != 1 {
-		return nil, &Error{Place: v.place, Reason: `must have exactly one of "kubernetes", "token" and "appRole"`}
+		return &Error{Place: v.place, Reason: `must have exactly one of "kubernetes", "token" and "appRole"`}
 	}
 	m := v.obj[0]
+	var err error
 	switch m.name {
 	case "kubernetes":
-		ko, err := asObject(m.val, "role", "mount", "tokenFile")
-		if err != nil {
-			return nil, err
-		}
-		k := &VaultKubernetes{Mount: "kubernetes", TokenFile: DefaultServiceAccountToken}
-		r, err := ko.required("role")
-		if err != nil {
-			return nil, err
-		}
-		if k.Role, err = r.nonEmptyText(); err != nil {
-			return nil, err
-		}
-		if x := ko.get("mount"); x != nil {
-			if k.Mount, err = x.nonEmptyText(); err != nil {
-				return nil, err
-			}
-		}
-		if x := ko.get("tokenFile"); x != nil {
-			if k.TokenFile, err = p.path(x); err != nil {
-				return nil, err
-			}
-		}
-		vt.Auth.Kubernetes = k
+		vt.Auth.Kubernetes, err = p.vaultKubernetes(m.val)
 	case "token":
-		to, err := asObject(m.val, "file")
-		if err != nil {
-			return nil, err
+		var to *object
+		if to, err = asObject(m.val, "file"); err != nil {
+			return err
 		}
 		t := &VaultToken{}
 		if x := to.get("file"); x != nil {
 			if t.File, err = p.path(x); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		vt.Auth.Token = t
 	case "appRole":
-		ro, err := asObject(m.val, "roleIdFile", "secretIdFile", "mount")
-		if err != nil {
-			return nil, err
-		}
-		a := &VaultAppRole{Mount: "approle"}
-		x, err := ro.required("roleIdFile")
-		if err != nil {
-			return nil, err
-		}
-		if a.RoleIDFile, err = p.path(x); err != nil {
-			return nil, err
-		}
-		if x, err = ro.required("secretIdFile"); err != nil {
-			return nil, err
-		}
-		if a.SecretIDFile, err = p.path(x); err != nil {
-			return nil, err
-		}
-		if x := ro.get("mount"); x != nil {
-			if a.Mount, err = x.nonEmptyText(); err != nil {
-				return nil, err
-			}
-		}
-		vt.Auth.AppRole = a
+		vt.Auth.AppRole, err = p.vaultAppRole(m.val)
 	}
-	return vt, nil
+	return err
+}
+
+// vaultKubernetes reads Vault's Kubernetes auth.
+func (p *parser) vaultKubernetes(n *node) (*VaultKubernetes, error) {
+	ko, err := asObject(n, "role", "mount", "tokenFile")
+	if err != nil {
+		return nil, err
+	}
+	k := &VaultKubernetes{Mount: "kubernetes", TokenFile: DefaultServiceAccountToken}
+	r, err := ko.required("role")
+	if err != nil {
+		return nil, err
+	}
+	if k.Role, err = r.nonEmptyText(); err != nil {
+		return nil, err
+	}
+	if x := ko.get("mount"); x != nil {
+		if k.Mount, err = x.nonEmptyText(); err != nil {
+			return nil, err
+		}
+	}
+	if x := ko.get("tokenFile"); x != nil {
+		if k.TokenFile, err = p.path(x); err != nil {
+			return nil, err
+		}
+	}
+	return k, nil
+}
+
+// vaultAppRole reads Vault's AppRole auth.
+func (p *parser) vaultAppRole(n *node) (*VaultAppRole, error) {
+	ro, err := asObject(n, "roleIdFile", "secretIdFile", "mount")
+	if err != nil {
+		return nil, err
+	}
+	a := &VaultAppRole{Mount: "approle"}
+	x, err := ro.required("roleIdFile")
+	if err != nil {
+		return nil, err
+	}
+	if a.RoleIDFile, err = p.path(x); err != nil {
+		return nil, err
+	}
+	if x, err = ro.required("secretIdFile"); err != nil {
+		return nil, err
+	}
+	if a.SecretIDFile, err = p.path(x); err != nil {
+		return nil, err
+	}
+	if x := ro.get("mount"); x != nil {
+		if a.Mount, err = x.nonEmptyText(); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
 }
 
 func (p *parser) kubernetes(n *node) (*Kubernetes, error) {

@@ -56,11 +56,11 @@ const multi = `{
   "redaction": {"extend": ["\\bACME-[0-9]{6}\\b"], "extendKeys": ["client_secret"]}
 }`
 
-func editMulti(old, new string) string {
+func editMulti(old, replacement string) string {
 	if !strings.Contains(multi, old) {
 		panic("no " + old)
 	}
-	return strings.Replace(multi, old, new, 1)
+	return strings.Replace(multi, old, replacement, 1)
 }
 
 func TestServers(t *testing.T) {
@@ -117,7 +117,7 @@ func TestServers(t *testing.T) {
 }
 
 func TestServersSeparator(t *testing.T) {
-	text := strings.Replace(editMulti(`"name": "t",`, `"name": "t", "namespaceSeparator": "__",`), `"fs.`, `"fs__`, -1)
+	text := strings.ReplaceAll(editMulti(`"name": "t",`, `"name": "t", "namespaceSeparator": "__",`), `"fs.`, `"fs__`)
 	text = strings.Replace(text, `"web.*"`, `"web__*"`, 1)
 	s, _, err := Parse("/work/x.json", []byte(text))
 	if err != nil {
@@ -128,7 +128,7 @@ func TestServersSeparator(t *testing.T) {
 	}
 	// With "__", a server name may hold one "_" but not end in it.
 	text = strings.Replace(text, `"fs": {`, `"my_fs": {`, 1)
-	text = strings.Replace(text, `"fs__`, `"my_fs__`, -1)
+	text = strings.ReplaceAll(text, `"fs__`, `"my_fs__`)
 	if _, _, err := Parse("/work/x.json", []byte(text)); err != nil {
 		t.Fatalf("my_fs with __: %v", err)
 	}
@@ -292,7 +292,7 @@ func TestRoute(t *testing.T) {
 	if server, tool, ok := one.Route("fs.read_file"); server != "" || tool != "fs.read_file" || !ok || one.Qualified("", "x") != "x" {
 		t.Fatal("single server form")
 	}
-	text := strings.Replace(editMulti(`"name": "t",`, `"name": "t", "namespaceSeparator": "__",`), `"fs.`, `"fs__`, -1)
+	text := strings.ReplaceAll(editMulti(`"name": "t",`, `"name": "t", "namespaceSeparator": "__",`), `"fs.`, `"fs__`)
 	text = strings.Replace(text, `"web.*"`, `"web__*"`, 1)
 	two, _, err := Parse("/work/x.json", []byte(text))
 	if err != nil {

@@ -92,6 +92,7 @@ var DefaultPassEnv = []string{"PATH", "PATHEXT", "SYSTEMROOT", "COMSPEC", "WINDI
 // Unlisted is what the executor does with a call to a tool no rule names.
 type Unlisted string
 
+// The things the executor can do with a call to a tool no rule names.
 const (
 	UnlistedRefuse  Unlisted = "refuse"  // refuse with a denial (action executor.unlisted)
 	UnlistedForward Unlisted = "forward" // send it on with no receipt and no denial
@@ -161,6 +162,7 @@ type Tool struct {
 // AmountKind is how a tool call's amount is found.
 type AmountKind string
 
+// The ways a tool call's amount is found.
 const (
 	AmountFixed   AmountKind = "value"   // Value
 	AmountPointer AmountKind = "pointer" // the whole number at Pointer in the arguments

@@ -97,11 +97,11 @@ const base = `{
   "tools": {"order": {"action": "supplies.order", "amount": {"unit": "GBP", "pointer": "/total"}}}
 }`
 
-func edit(old, new string) string {
+func edit(old, replacement string) string {
 	if !strings.Contains(base, old) {
 		panic("no " + old)
 	}
-	return strings.Replace(base, old, new, 1)
+	return strings.Replace(base, old, replacement, 1)
 }
 
 func TestFaults(t *testing.T) {

@@ -148,6 +148,6 @@ func yamlScalar(out *bytes.Buffer, n *yaml.Node) error {
 func writeJSONString(out *bytes.Buffer, s string) {
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
-	enc.Encode(s)               // a string always encodes
+	_ = enc.Encode(s)           // a string always encodes, and a bytes.Buffer takes every write
 	out.Truncate(out.Len() - 1) // the encoder's newline
 }

@@ -44,11 +44,11 @@ tools:
     amount: {unit: GBP, pointer: /total}
 `
 
-func editYAML(old, new string) string {
+func editYAML(old, replacement string) string {
 	if !strings.Contains(yamlBase, old) {
 		panic("no " + old)
 	}
-	return strings.Replace(yamlBase, old, new, 1)
+	return strings.Replace(yamlBase, old, replacement, 1)
 }
 
 func TestYAMLBase(t *testing.T) {

@@ -34,10 +34,15 @@ func Bridge(ctx context.Context, addr string, stdin io.Reader, stdout io.Writer)
 	if err != nil {
 		return fmt.Errorf("connecting to the executor at %s: %w (is `mcp-executor serve` running, and may this user open the socket?)", path, err)
 	}
-	uc := conn.(*net.UnixConn)
-	defer uc.Close()
+	uc, ok := conn.(*net.UnixConn)
+	if !ok {
+		_ = conn.Close() // nothing was sent on it
+		return fmt.Errorf("connecting to the executor at %s: the connection is a %T, not a Unix socket", path, conn)
+	}
+	// Closing the connection is how the bridge ends; a failed close of a socket loses nothing.
+	defer func() { _ = uc.Close() }()
 
-	stop := context.AfterFunc(ctx, func() { uc.Close() })
+	stop := context.AfterFunc(ctx, func() { _ = uc.Close() })
 	defer stop()
 
 	upDone := make(chan error, 1)
@@ -50,7 +55,7 @@ func Bridge(ctx context.Context, addr string, stdin io.Reader, stdout io.Writer)
 	_, downErr := io.Copy(stdout, uc)
 	// The executor closed the session. A read of stdin still blocked cannot be interrupted
 	// portably; the process exits right after, so the copy goroutine is not waited for.
-	uc.Close()
+	_ = uc.Close()
 	var upErr error
 	select {
 	case upErr = <-upDone:

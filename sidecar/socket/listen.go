@@ -35,8 +35,7 @@ func Listen(path string) (*net.UnixListener, error) {
 		return nil, fmt.Errorf("listening on %s: %w", path, err)
 	}
 	if err := os.Chmod(path, SocketMode); err != nil {
-		l.Close()
-		return nil, fmt.Errorf("setting the mode of socket %s: %w", path, err)
+		return nil, errors.Join(fmt.Errorf("setting the mode of socket %s: %w", path, err), l.Close())
 	}
 	return l, nil
 }

@@ -113,7 +113,9 @@ func TestBridgeEcho(t *testing.T) {
 		for {
 			line, err := r.ReadBytes('\n')
 			if len(line) > 0 {
-				c.Write(bytes.ToUpper(line))
+				if _, err := c.Write(bytes.ToUpper(line)); err != nil {
+					return
+				}
 			}
 			if err != nil {
 				return

@@ -75,14 +75,17 @@ func wrap(cmd *exec.Cmd) (g *guarded, started func() (serverPid int, err error),
 	started = func() (int, error) {
 		closeAll(lifeR, repW)
 		line, err := bufio.NewReader(repR).ReadString('\n')
-		repR.Close()
+		_ = repR.Close() // a read end, read once
 		line = strings.TrimSuffix(line, "\n")
 		if msg, ok := strings.CutPrefix(line, "error: "); ok {
 			return 0, errors.New(msg)
 		}
 		pid, perr := strconv.Atoi(line)
 		if perr != nil || pid <= 0 {
-			return 0, fmt.Errorf("the tool server guard gave no pid (%q, %v)", line, err)
+			if err != nil {
+				return 0, fmt.Errorf("the tool server guard gave no pid (%q): %w", line, err)
+			}
+			return 0, fmt.Errorf("the tool server guard gave no pid (%q)", line)
 		}
 		return pid, nil
 	}
@@ -90,10 +93,11 @@ func wrap(cmd *exec.Cmd) (g *guarded, started func() (serverPid int, err error),
 }
 
 // abandon closes the pipes of a guard that could not be started.
-func (g *guarded) abandon() { g.lifeline.Close() }
+func (g *guarded) abandon() { _ = g.lifeline.Close() } // a pipe's write end, never written
 
-// end asks the guard to kill the whole tree and exit.
-func (g *guarded) end() { g.lifeline.Close() }
+// end asks the guard to kill the whole tree and exit: the end of its lifeline is the signal, and a
+// second close (end after end) changes nothing.
+func (g *guarded) end() { _ = g.lifeline.Close() }
 
 // runGuard is the guard's main: it starts program with argv and the guard's
 // environment less guardEnv, and returns the server's exit code (128+N when
@@ -104,12 +108,43 @@ func runGuard(program string, argv []string) int {
 	syscall.CloseOnExec(reportFd)
 	report := os.NewFile(reportFd, "report")
 	lifeline := os.NewFile(lifelineFd, "lifeline")
-	fail := func(err error) int {
+	// Signals the guard catches are reset to their defaults in the server
+	// at exec; ignored ones would not be, so none is ignored.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	pid, err := startGuarded(program, argv)
+	if err != nil {
 		fmt.Fprintf(report, "error: %v\n", err)
 		return 127
 	}
+	fmt.Fprintf(report, "%d\n", pid)
+	_ = report.Close() // the executor has read the pid or is gone: there is no one else to tell
+	dropStdio()
+
+	gone := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(io.Discard, lifeline) // its end or an error: either way the executor is gone
+		close(gone)
+	}()
+	reaped := reapChildren()
+	code, ok := waitServer(pid, sigs, gone, reaped)
+	if !ok {
+		return 127 // cannot happen: the server is a child until reaped
+	}
+	// The server is gone: so is everything it left behind.
+	for {
+		killDescendants(os.Getpid())
+		if _, ok := <-reaped; !ok {
+			return code
+		}
+	}
+}
+
+// startGuarded makes the guard a subreaper and starts program, in a process group of its own, with the
+// guard's environment less guardEnv.
+func startGuarded(program string, argv []string) (int, error) {
 	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
-		return fail(fmt.Errorf("tool server guard: PR_SET_CHILD_SUBREAPER: %w", errno))
+		return 0, fmt.Errorf("tool server guard: PR_SET_CHILD_SUBREAPER: %w", errno)
 	}
 	env := make([]string, 0, len(os.Environ()))
 	for _, kv := range os.Environ() {
@@ -117,40 +152,46 @@ func runGuard(program string, argv []string) int {
 			env = append(env, kv)
 		}
 	}
-	// Signals the guard catches are reset to their defaults in the server
-	// at exec; ignored ones would not be, so none is ignored.
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	cwd, _ := os.Getwd()
 	pid, err := syscall.ForkExec(program, argv, &syscall.ProcAttr{
 		Dir: cwd, Env: env, Files: []uintptr{0, 1, 2},
 		Sys: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
 	})
 	if err != nil {
-		return fail(fmt.Errorf("starting %s: %w", program, err))
+		return 0, fmt.Errorf("starting %s: %w", program, err)
 	}
-	fmt.Fprintf(report, "%d\n", pid)
-	report.Close()
-	// The server has its own copies of stdin and stdout: the guard's go, so
-	// the executor sees the server's stdout end when the server's does.
-	if devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0); err == nil {
-		syscall.Dup2(int(devnull.Fd()), 0)
-		syscall.Dup2(int(devnull.Fd()), 1)
-		devnull.Close()
-	}
+	return pid, nil
+}
 
-	gone := make(chan struct{})
-	go func() {
-		io.Copy(io.Discard, lifeline)
-		close(gone)
-	}()
-	type reap struct {
-		pid int
-		ws  syscall.WaitStatus
+// dropStdio points the guard's stdin and stdout at /dev/null. The server has its own copies: the
+// guard's go, so the executor sees the server's stdout end when the server's does. A failure is said
+// on stderr (the server's stderr, which the executor logs): the guard has no one else to tell.
+func dropStdio() {
+	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "tool server guard: opening %s: %v\n", os.DevNull, err)
+		return
 	}
-	reaped := make(chan reap)
+	for _, fd := range []int{0, 1} {
+		if err := syscall.Dup2(int(devnull.Fd()), fd); err != nil {
+			fmt.Fprintf(os.Stderr, "tool server guard: closing its fd %d: %v\n", fd, err)
+		}
+	}
+	_ = devnull.Close() // its copies on fds 0 and 1 stay open
+}
+
+// reaped is a process the guard waited for.
+type reaped struct {
+	pid int
+	ws  syscall.WaitStatus
+}
+
+// reapChildren waits for every child (and every orphan the subreaper inherits) and sends each on the
+// channel it returns, which is closed when no child is left.
+func reapChildren() <-chan reaped {
+	ch := make(chan reaped)
 	go func() {
-		defer close(reaped)
+		defer close(ch)
 		for {
 			var ws syscall.WaitStatus
 			p, err := syscall.Wait4(-1, &ws, 0, nil)
@@ -160,37 +201,34 @@ func runGuard(program string, argv []string) int {
 			if err != nil { // ECHILD: no child and so no descendant is left
 				return
 			}
-			reaped <- reap{p, ws}
+			ch <- reaped{p, ws}
 		}
 	}()
+	return ch
+}
 
-	code := -1
-	for code < 0 {
+// waitServer passes SIGTERM on to the server's group, kills the group when the executor is gone, and
+// returns the server's exit code once it is reaped (false when the reaper ended first).
+func waitServer(pid int, sigs <-chan os.Signal, gone <-chan struct{}, children <-chan reaped) (int, bool) {
+	for {
 		select {
 		case s := <-sigs:
 			if s == syscall.SIGTERM {
-				syscall.Kill(-pid, syscall.SIGTERM)
+				_ = syscall.Kill(-pid, syscall.SIGTERM) // ESRCH: the group is gone already
 			}
 		case <-gone:
-			syscall.Kill(-pid, syscall.SIGKILL)
+			_ = syscall.Kill(-pid, syscall.SIGKILL) // ESRCH: the group is gone already
 			gone = nil
-		case r, ok := <-reaped:
+		case r, ok := <-children:
 			if !ok {
-				return 127 // cannot happen: the server is a child until reaped
+				return 0, false
 			}
 			if r.pid == pid {
-				code = r.ws.ExitStatus()
 				if r.ws.Signaled() {
-					code = 128 + int(r.ws.Signal())
+					return 128 + int(r.ws.Signal()), true
 				}
+				return r.ws.ExitStatus(), true
 			}
-		}
-	}
-	// The server is gone: so is everything it left behind.
-	for {
-		killDescendants(os.Getpid())
-		if _, ok := <-reaped; !ok {
-			return code
 		}
 	}
 }
@@ -216,7 +254,7 @@ func killDescendants(root int) {
 	for len(queue) > 0 {
 		pid := queue[0]
 		queue = queue[1:]
-		syscall.Kill(pid, syscall.SIGKILL)
+		_ = syscall.Kill(pid, syscall.SIGKILL) // ESRCH: it ended on its own
 		queue = append(queue, children[pid]...)
 	}
 }

@@ -172,46 +172,65 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 		Env:  Environ(spec.Env, spec.PassEnv, os.Environ()),
 	}
 	cmd.SysProcAttr = sysProcAttr()
-	inR, inW, err := os.Pipe()
+	sp, err := newPipes()
 	if err != nil {
-		return nil, fmt.Errorf("tool server pipes: %w", err)
+		return nil, err
 	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		closeAll(inR, inW)
-		return nil, fmt.Errorf("tool server pipes: %w", err)
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		closeAll(inR, inW, outR, outW)
-		return nil, fmt.Errorf("tool server pipes: %w", err)
-	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = sp.inR, sp.outW, sp.errW
 	g, started, err := wrap(cmd)
 	if err != nil {
-		closeAll(inR, inW, outR, outW, errR, errW)
+		closeAll(sp.inR, sp.inW, sp.outR, sp.outW, sp.errR, sp.errW)
 		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		closeAll(inR, inW, outR, outW, errR, errW)
+		closeAll(sp.inR, sp.inW, sp.outR, sp.outW, sp.errR, sp.errW)
 		if g != nil {
 			g.abandon()
 		}
 		return nil, fmt.Errorf("starting tool server %q: %w", spec.Command, err)
 	}
-	closeAll(inR, outW, errW)
+	closeAll(sp.inR, sp.outW, sp.errW)
 	pid := cmd.Process.Pid
 	if g != nil {
 		if pid, err = started(); err != nil {
 			g.end()
-			cmd.Wait()
-			closeAll(inW, outR, errR)
+			_ = cmd.Wait() // reaps the guard, which exits once its lifeline ends; the start error is the one to report
+			closeAll(sp.inW, sp.outR, sp.errR)
 			return nil, fmt.Errorf("starting tool server %q: %w", spec.Command, err)
 		}
 	}
+	p := newProcess(ctx, spec, cmd, g, pid, program, warning, sp)
+	return p, nil
+}
+
+// serverPipes are a tool server's stdin, stdout and stderr pipes: the server's ends (inR, outW, errW)
+// and the executor's.
+type serverPipes struct{ inR, inW, outR, outW, errR, errW *os.File }
+
+func newPipes() (*serverPipes, error) {
+	var sp serverPipes
+	var err error
+	if sp.inR, sp.inW, err = os.Pipe(); err != nil {
+		return nil, fmt.Errorf("tool server pipes: %w", err)
+	}
+	if sp.outR, sp.outW, err = os.Pipe(); err != nil {
+		closeAll(sp.inR, sp.inW)
+		return nil, fmt.Errorf("tool server pipes: %w", err)
+	}
+	if sp.errR, sp.errW, err = os.Pipe(); err != nil {
+		closeAll(sp.inR, sp.inW, sp.outR, sp.outW)
+		return nil, fmt.Errorf("tool server pipes: %w", err)
+	}
+	return &sp, nil
+}
+
+// newProcess is the Process of a started server (pid, under guard g when there is one): it copies the
+// server's stderr, notes its exit, and kills it when ctx ends.
+func newProcess(ctx context.Context, spec Spec, cmd *exec.Cmd, g *guarded, pid int, program, warning string, sp *serverPipes) *Process {
+	errR := sp.errR
 	p := &Process{
-		Stdin:    inW,
-		Stdout:   outR,
+		Stdin:    sp.inW,
+		Stdout:   sp.outR,
 		Path:     program,
 		cmd:      cmd,
 		guard:    g,
@@ -249,12 +268,14 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 			}
 		}()
 	}
-	return p, nil
+	return p
 }
 
-func closeAll(fs ...*os.File) {
-	for _, f := range fs {
-		f.Close()
+// closeAll closes pipe ends. Closing one only ends the other end's reading or writing: nothing written
+// to a file is lost, so an error here has nothing to say.
+func closeAll(files ...*os.File) {
+	for _, f := range files {
+		_ = f.Close()
 	}
 }
 
@@ -298,7 +319,7 @@ func (p *Process) Stop(ctx context.Context) error {
 }
 
 func (p *Process) stop(ctx context.Context) error {
-	p.Stdin.Close()
+	_ = p.Stdin.Close() // the end of its input asks the server to exit; Close may have closed it already
 	if !p.waitFor(ctx, p.wait) {
 		p.terminate()
 		if !p.waitFor(ctx, p.termWait) {
@@ -317,9 +338,10 @@ func (p *Process) stop(ctx context.Context) error {
 // of the executor.
 func (p *Process) Close(ctx context.Context) error {
 	err := p.Stop(ctx)
-	p.Stdin.Close()
-	p.Stdout.Close()
-	p.stderrR.Close()
+	// The executor's pipe ends (Stop may have closed stdin already): closing one loses nothing written.
+	_ = p.Stdin.Close()
+	_ = p.Stdout.Close()
+	_ = p.stderrR.Close()
 	<-p.stderrCh
 	return err
 }
@@ -406,7 +428,7 @@ func (p *Process) finishStderr() {
 	select {
 	case <-p.stderrCh:
 	case <-t.C:
-		p.stderrR.Close()
+		_ = p.stderrR.Close() // a read end: ends the copy
 		<-p.stderrCh
 	}
 }

@@ -31,6 +31,15 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// pass copies src to dst in a server mode; a failed copy ends the child
+// with exit 9, which the test sees.
+func pass(dst io.Writer, src io.Reader) {
+	if _, err := io.Copy(dst, src); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(9)
+	}
+}
+
 func runChild(mode string) int {
 	switch mode {
 	case "env":
@@ -39,7 +48,7 @@ func runChild(mode string) int {
 		fmt.Println(strings.Join(env, "\n"))
 		return 0
 	case "echo": // copy stdin to stdout, exit at EOF
-		io.Copy(os.Stdout, os.Stdin)
+		pass(os.Stdout, os.Stdin)
 		return 0
 	case "exit":
 		n, _ := strconv.Atoi(os.Args[1])
@@ -48,14 +57,16 @@ func runChild(mode string) int {
 		fmt.Fprintln(os.Stderr, "hello")
 		fmt.Fprint(os.Stderr, "partial")
 		fmt.Fprint(os.Stderr, " line\n")
-		os.Stderr.Write(bytes.Repeat([]byte("f"), 1<<20))
+		if _, err := os.Stderr.Write(bytes.Repeat([]byte("f"), 1<<20)); err != nil {
+			return 9
+		}
 		fmt.Fprintln(os.Stderr)
 		fmt.Fprint(os.Stderr, "last without newline")
 		return 0
 	case "stubborn": // ignore stdin's end and SIGTERM
 		signal.Ignore(syscall.SIGTERM)
 		fmt.Println("ready")
-		io.Copy(io.Discard, os.Stdin)
+		pass(io.Discard, os.Stdin)
 		for {
 			time.Sleep(time.Hour)
 		}
@@ -63,7 +74,7 @@ func runChild(mode string) int {
 		c := make(chan os.Signal, 1)
 		signal.Notify(c, syscall.SIGTERM)
 		fmt.Println("ready")
-		go io.Copy(io.Discard, os.Stdin)
+		go pass(io.Discard, os.Stdin)
 		<-c
 		return 3
 	case "parent": // start a grandchild that ignores everything, then wait for stdin's end
@@ -74,9 +85,11 @@ func runChild(mode string) int {
 		if err := gc.Start(); err != nil {
 			return 9
 		}
-		bufio.NewReader(out).ReadString('\n')
+		if _, err := bufio.NewReader(out).ReadString('\n'); err != nil {
+			return 9
+		}
 		fmt.Println(gc.Process.Pid)
-		io.Copy(io.Discard, os.Stdin)
+		pass(io.Discard, os.Stdin)
 		return 0
 	case "tree": // a forking server: a child with two grandchildren, one of them in a session of its own
 		signal.Ignore(syscall.SIGTERM)
@@ -88,7 +101,7 @@ func runChild(mode string) int {
 		for _, line := range lines {
 			fmt.Println(line)
 		}
-		io.Copy(io.Discard, os.Stdin)
+		pass(io.Discard, os.Stdin)
 		for {
 			time.Sleep(time.Hour)
 		}
@@ -138,7 +151,9 @@ func runChild(mode string) int {
 		if err != nil {
 			return 9
 		}
-		bufio.NewReader(p.Stdout).ReadString('\n')
+		if _, err := bufio.NewReader(p.Stdout).ReadString('\n'); err != nil {
+			return 9
+		}
 		fmt.Println(p.Pid())
 		for {
 			time.Sleep(time.Hour)
@@ -191,7 +206,11 @@ func start(t *testing.T, s Spec) *Process {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { p.Stop(context.Background()) })
+	t.Cleanup(func() {
+		if err := p.Stop(context.Background()); err != nil {
+			t.Errorf("stopping the server: %v", err)
+		}
+	})
 	return p
 }
 
@@ -230,7 +249,9 @@ func TestEnvironmentIsolated(t *testing.T) {
 	t.Setenv("TOOLSERVER_AGENT_SECRET", "agent-secret")
 	t.Setenv("LANG", "C.UTF-8")
 	t.Setenv("TOOLSERVER_PASSED", "yes")
-	os.Unsetenv("TOOLSERVER_ABSENT")
+	if err := os.Unsetenv("TOOLSERVER_ABSENT"); err != nil {
+		t.Fatal(err)
+	}
 	s := spec(t, "env")
 	s.Env["API_TOKEN"] = "server-credential"
 	s.Env["LANG"] = "de_DE.UTF-8" // Env wins over PassEnv
@@ -296,7 +317,9 @@ func TestStderrPrefixedAndBounded(t *testing.T) {
 	s.Stderr = &buf
 	p := start(t, s)
 	p.Wait()
-	p.Stop(context.Background()) // waits for the copy to finish
+	if err := p.Stop(context.Background()); err != nil { // waits for the copy to finish
+		t.Fatal(err)
+	}
 	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
 	if len(lines) != 4 {
 		t.Fatalf("%d lines", len(lines))
@@ -377,7 +400,9 @@ func TestStopEscalates(t *testing.T) {
 	s.ShutdownWait = 100 * time.Millisecond
 	p = start(t, s)
 	readLine(t, p.Stdout)
-	p.Stop(context.Background())
+	if err := p.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	if code, _ := p.Wait(); code != 3 {
 		t.Fatalf("exit %d, want 3 (ended by its SIGTERM handler)", code)
 	}

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -42,7 +43,5 @@ func TestBuiltLinesReadByGoSDK(t *testing.T) {
 }
 
 func asWire(err error, we **jsonrpc.Error) bool {
-	e, ok := err.(*jsonrpc.Error)
-	*we = e
-	return ok
+	return errors.As(err, we)
 }

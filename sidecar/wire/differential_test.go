@@ -98,7 +98,7 @@ func folding(t *testing.T, line []byte) (reading, bool) {
 			return reading{}, false
 		}
 		var raw map[string]json.RawMessage
-		json.Unmarshal(fm.Params, &raw)
+		_ = json.Unmarshal(fm.Params, &raw) // params that are no object name no "name": raw stays empty
 		if _, named := raw["name"]; named || fp.Name != "" {
 			r.tool = fp.Name
 		}
@@ -142,7 +142,7 @@ func sdk(t *testing.T, line []byte) (reading, bool) {
 				return reading{}, false // a server decoding params refuses them
 			}
 			var raw map[string]json.RawMessage
-			json.Unmarshal(m.Params, &raw)
+			_ = json.Unmarshal(m.Params, &raw) // params that are no object name no "name": raw stays empty
 			if _, named := raw["name"]; named || fp.Name != "" {
 				r.tool = fp.Name
 			}

@@ -28,6 +28,7 @@ func (s Span) Present() bool { return s.End > s.Start }
 // Kind is what a message is.
 type Kind int
 
+// The kinds of message.
 const (
 	KindRequest      Kind = iota + 1 // method and id
 	KindNotification                 // method, no id
@@ -49,6 +50,7 @@ func (k Kind) String() string {
 // Fault says why a line is not an acceptable message.
 type Fault int
 
+// The faults, each with the JSON-RPC code of its answer.
 const (
 	FaultNotUTF8       Fault = iota + 1 // -32700
 	FaultNotJSON                        // -32700 (also: nesting deeper than 10000)
@@ -100,10 +102,9 @@ type Message struct {
 func (m *Message) IDIsNull() bool { return string(m.ID) == "null" }
 
 type topMember struct {
-	count    int
-	nameAt   int
-	val      Span
-	hasValue bool
+	count  int
+	nameAt int
+	val    Span
 }
 
 // Inspect checks one line (without its LF) and returns what it is. It
@@ -115,121 +116,158 @@ func Inspect(line []byte) (*Message, error) {
 	if !utf8.Valid(line) {
 		return nil, &Error{Code: CodeParse, Fault: FaultNotUTF8, Reason: "not UTF-8"}
 	}
-	var tops [6]topMember // jsonrpc, id, method, params, result, error
-	unknownAt := -1       // the first top-level member no message has
-	c := checker{check: true}
-	c.top = func(name []byte, nameStart, vs, ve int) {
-		k := topIndex(name)
-		if k < 0 {
-			if unknownAt < 0 {
-				unknownAt = nameStart
-			}
-			return
-		}
-		t := &tops[k]
-		t.count++
-		t.nameAt = nameStart
-		t.val = Span{vs, ve}
+	in := &inspection{line: line, unknownAt: -1, c: checker{check: true}}
+	in.c.top = in.noteTop
+	end, e := in.scan()
+	if e != nil {
+		return nil, e
 	}
+	if in.c.fault != 0 {
+		return in.fail(in.c.fault, in.c.reason)
+	}
+	if in.unknownAt >= 0 {
+		return in.fail(FaultUnknownMember, "a member that no JSON-RPC message has")
+	}
+	m := &Message{End: end - 1}
+	ver, _ := in.val(0)
+	if ver == nil || !bytes.Equal(ver, []byte(`"2.0"`)) && !(ver[0] == '"' && string(decodeString(ver[1:len(ver)-1])) == "2.0") {
+		return in.fail(FaultNotMessage, `"jsonrpc" must be "2.0"`)
+	}
+	m.ID, m.IDSpan = in.val(1)
+	method, _ := in.val(2)
+	m.Params, m.ParamsSpan = in.val(3)
+	m.Result, m.ResultSpan = in.val(4)
+	m.Error, m.ErrorSpan = in.val(5)
+	if method != nil {
+		return in.request(m, method)
+	}
+	return in.response(m)
+}
+
+// inspection is the state of one Inspect: the line, what its top level
+// names, and the checker that reads it.
+type inspection struct {
+	line      []byte
+	tops      [6]topMember // jsonrpc, id, method, params, result, error
+	unknownAt int          // the first top-level member no message has
+	c         checker
+}
+
+// noteTop is the checker's hook for each top-level member.
+func (in *inspection) noteTop(name []byte, nameStart, vs, ve int) {
+	k := topIndex(name)
+	if k < 0 {
+		if in.unknownAt < 0 {
+			in.unknownAt = nameStart
+		}
+		return
+	}
+	t := &in.tops[k]
+	t.count++
+	t.nameAt = nameStart
+	t.val = Span{vs, ve}
+}
+
+// scan reads the line as one JSON value and returns the index after it;
+// the line must be one JSON object.
+func (in *inspection) scan() (int, *Error) {
+	line := in.line
 	start := skipWS(line, 0)
-	end, err := c.value(line, start, 0)
+	end, err := in.c.value(line, start, 0)
 	if err == nil && skipWS(line, end) != len(line) {
 		err = errAt(end, "more after the value")
 	}
 	if err != nil {
-		return nil, &Error{Code: CodeParse, Fault: FaultNotJSON, Reason: "not JSON: " + err.Error()}
+		return 0, &Error{Code: CodeParse, Fault: FaultNotJSON, Reason: "not JSON: " + err.Error()}
 	}
 	switch line[start] {
 	case '{':
+		return end, nil
 	case '[':
-		return nil, &Error{Code: CodeInvalidRequest, Fault: FaultBatch, Reason: "a batch (JSON array) is not accepted"}
+		return 0, &Error{Code: CodeInvalidRequest, Fault: FaultBatch, Reason: "a batch (JSON array) is not accepted"}
 	default:
-		return nil, &Error{Code: CodeInvalidRequest, Fault: FaultNotObject, Reason: "not a JSON object"}
+		return 0, &Error{Code: CodeInvalidRequest, Fault: FaultNotObject, Reason: "not a JSON object"}
 	}
-	fail := func(f Fault, reason string) (*Message, error) {
-		e := &Error{Code: CodeInvalidRequest, Fault: f, Reason: reason}
-		if f == FaultDuplicate || f == FaultBigNumber || f == FaultUnknownMember {
-			at := c.faultAt
-			if f == FaultUnknownMember && unknownAt >= 0 {
-				at = unknownAt
-			}
-			e.Path = Cut(pathAt(line, at))
-			e.Reason += " at " + quotePath(e.Path)
-		}
-		if id := tops[1]; id.count == 1 {
-			v := line[id.val.Start:id.val.End]
-			if v[0] == '"' || v[0] == '-' || (v[0] >= '0' && v[0] <= '9') || string(v) == "null" {
-				e.ID, e.IDSpan = v, id.val
-			}
-		}
-		return nil, e
+}
+
+// val is the value of top-level member k and its span; nil when absent.
+func (in *inspection) val(k int) ([]byte, Span) {
+	if in.tops[k].count == 0 {
+		return nil, Span{}
 	}
-	if c.fault != 0 {
-		return fail(c.fault, c.reason)
+	return in.line[in.tops[k].val.Start:in.tops[k].val.End], in.tops[k].val
+}
+
+// fail is the *Error of fault f, with the place of the fault where it has
+// one and the id where the line names one the answer can use.
+func (in *inspection) fail(f Fault, reason string) (*Message, error) {
+	e := &Error{Code: CodeInvalidRequest, Fault: f, Reason: reason}
+	if f == FaultDuplicate || f == FaultBigNumber || f == FaultUnknownMember {
+		at := in.c.faultAt
+		if f == FaultUnknownMember && in.unknownAt >= 0 {
+			at = in.unknownAt
+		}
+		e.Path = Cut(pathAt(in.line, at))
+		e.Reason += " at " + quotePath(e.Path)
 	}
-	if unknownAt >= 0 {
-		return fail(FaultUnknownMember, "a member that no JSON-RPC message has")
+	if id := in.tops[1]; id.count == 1 {
+		v := in.line[id.val.Start:id.val.End]
+		if v[0] == '"' || v[0] == '-' || (v[0] >= '0' && v[0] <= '9') || string(v) == "null" {
+			e.ID, e.IDSpan = v, id.val
+		}
 	}
-	m := &Message{End: end - 1}
-	val := func(k int) ([]byte, Span) {
-		if tops[k].count == 0 {
-			return nil, Span{}
-		}
-		return line[tops[k].val.Start:tops[k].val.End], tops[k].val
+	return nil, e
+}
+
+// request checks a message that names a method: a request or a
+// notification.
+func (in *inspection) request(m *Message, method []byte) (*Message, error) {
+	if method[0] != '"' {
+		return in.fail(FaultNotMessage, `"method" must be a string`)
 	}
-	ver, _ := val(0)
-	if ver == nil || !bytes.Equal(ver, []byte(`"2.0"`)) && !(ver[0] == '"' && string(decodeString(ver[1:len(ver)-1])) == "2.0") {
-		return fail(FaultNotMessage, `"jsonrpc" must be "2.0"`)
+	m.Method = string(decodeString(method[1 : len(method)-1]))
+	if m.Method == "" {
+		// go-sdk reads a message with an empty method as a response.
+		return in.fail(FaultNotMessage, `"method" must not be empty`)
 	}
-	m.ID, m.IDSpan = val(1)
-	method, _ := val(2)
-	m.Params, m.ParamsSpan = val(3)
-	m.Result, m.ResultSpan = val(4)
-	m.Error, m.ErrorSpan = val(5)
-	if method != nil {
-		if method[0] != '"' {
-			return fail(FaultNotMessage, `"method" must be a string`)
-		}
-		m.Method = string(decodeString(method[1 : len(method)-1]))
-		if m.Method == "" {
-			// go-sdk reads a message with an empty method as a response.
-			return fail(FaultNotMessage, `"method" must not be empty`)
-		}
-		if m.Result != nil || m.Error != nil {
-			return fail(FaultNotMessage, `a request names "result" or "error"`)
-		}
-		if m.Params != nil && m.Params[0] != '{' && m.Params[0] != '[' {
-			return fail(FaultNotMessage, `"params" must be an object or an array`)
-		}
-		if at := protocolNameInOtherCase(line, m.ParamsSpan); at >= 0 {
-			c.faultAt = at
-			return fail(FaultUnknownMember, "a member named in other capitals than the protocol's")
-		}
-		if m.ID == nil {
-			m.Kind = KindNotification
-			return m, nil
-		}
-		if !idForm(m.ID) {
-			return fail(FaultNotMessage, `"id" must be a string or a whole number`)
-		}
-		m.Kind = KindRequest
+	if m.Result != nil || m.Error != nil {
+		return in.fail(FaultNotMessage, `a request names "result" or "error"`)
+	}
+	if m.Params != nil && m.Params[0] != '{' && m.Params[0] != '[' {
+		return in.fail(FaultNotMessage, `"params" must be an object or an array`)
+	}
+	if at := protocolNameInOtherCase(in.line, m.ParamsSpan); at >= 0 {
+		in.c.faultAt = at
+		return in.fail(FaultUnknownMember, "a member named in other capitals than the protocol's")
+	}
+	if m.ID == nil {
+		m.Kind = KindNotification
 		return m, nil
 	}
+	if !idForm(m.ID) {
+		return in.fail(FaultNotMessage, `"id" must be a string or a whole number`)
+	}
+	m.Kind = KindRequest
+	return m, nil
+}
+
+// response checks a message that names no method: a response.
+func (in *inspection) response(m *Message) (*Message, error) {
 	m.Kind = KindResponse
 	if m.ID == nil {
-		return fail(FaultNotMessage, `a message with neither "method" nor "id"`)
+		return in.fail(FaultNotMessage, `a message with neither "method" nor "id"`)
 	}
 	if m.Params != nil {
-		return fail(FaultNotMessage, `a response names "params"`)
+		return in.fail(FaultNotMessage, `a response names "params"`)
 	}
 	if (m.Result == nil) == (m.Error == nil) {
-		return fail(FaultNotMessage, `a response must name exactly one of "result" and "error"`)
+		return in.fail(FaultNotMessage, `a response must name exactly one of "result" and "error"`)
 	}
 	if m.Error != nil && m.Error[0] != '{' {
-		return fail(FaultNotMessage, `"error" must be an object`)
+		return in.fail(FaultNotMessage, `"error" must be an object`)
 	}
 	if !idForm(m.ID) && !(m.IDIsNull() && m.Error != nil) {
-		return fail(FaultNotMessage, `"id" must be a string or a whole number`)
+		return in.fail(FaultNotMessage, `"id" must be a string or a whole number`)
 	}
 	return m, nil
 }
@@ -286,7 +324,8 @@ func protocolNameInOtherCase(line []byte, params Span) int {
 		return -1
 	}
 	at := -1
-	eachMember(line[:params.End], params.Start, func(name []byte, nameStart, _, _ int) bool {
+	// The value was read whole by the checker before: walking it cannot fail.
+	_, _ = eachMember(line[:params.End], params.Start, func(name []byte, nameStart, _, _ int) bool {
 		switch string(foldKey(name)) {
 		case "NAME", "ARGUMENTS", "_META":
 			if n := string(name); n != "name" && n != "arguments" && n != "_meta" {

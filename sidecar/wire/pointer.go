@@ -181,7 +181,8 @@ func foldedIn(raw []byte, at int, path string, depth int) (string, bool) {
 	case '{':
 		var names []string
 		var keys map[string]struct{}
-		eachMember(raw, at, func(name []byte, _, vs, _ int) bool {
+		// The value was read whole by the checker before: walking it cannot fail.
+		_, _ = eachMember(raw, at, func(name []byte, _, vs, _ int) bool {
 			n := string(name)
 			here := path + "/" + escapeToken(n)
 			if keys == nil && len(names) < linearNames {
@@ -214,7 +215,8 @@ func foldedIn(raw []byte, at int, path string, depth int) (string, bool) {
 		})
 	case '[':
 		i := 0
-		eachElement(raw, at, func(_, vs, _ int) {
+		// The value was read whole by the checker before: walking it cannot fail.
+		_, _ = eachElement(raw, at, func(_, vs, _ int) {
 			if !found {
 				if p, ok := foldedIn(raw, vs, fmt.Sprintf("%s/%d", path, i), depth+1); ok {
 					hit, found = p, true
@@ -276,7 +278,8 @@ func pathAt(raw []byte, off int) string {
 		next := -1
 		switch raw[at] {
 		case '{':
-			eachMember(raw, at, func(name []byte, nameStart, vs, ve int) bool {
+			// The value was read whole by the checker before: walking it cannot fail.
+			_, _ = eachMember(raw, at, func(name []byte, nameStart, vs, ve int) bool {
 				if nameStart == off || (off >= vs && off < ve) {
 					path.WriteByte('/')
 					path.WriteString(escapeToken(string(name)))
@@ -291,7 +294,8 @@ func pathAt(raw []byte, off int) string {
 			})
 		case '[':
 			i := 0
-			eachElement(raw, at, func(_, vs, ve int) {
+			// The value was read whole by the checker before: walking it cannot fail.
+			_, _ = eachElement(raw, at, func(_, vs, ve int) {
 				if next == -1 && off >= vs && off < ve {
 					fmt.Fprintf(&path, "/%d", i)
 					next = vs

@@ -28,9 +28,9 @@ type Reader struct {
 // NewReader reads lines of at most MaxLine bytes from r.
 func NewReader(r io.Reader) *Reader { return NewReaderMax(r, MaxLine) }
 
-// NewReaderMax reads lines of at most max bytes from r.
-func NewReaderMax(r io.Reader, max int) *Reader {
-	return &Reader{br: bufio.NewReaderSize(r, 64<<10), max: max}
+// NewReaderMax reads lines of at most limit bytes from r.
+func NewReaderMax(r io.Reader, limit int) *Reader {
+	return &Reader{br: bufio.NewReaderSize(r, 64<<10), max: limit}
 }
 
 // ReadLine returns the next line without its LF, in a new slice the caller

@@ -30,16 +30,18 @@ func TestReader(t *testing.T) {
 			t.Fatalf("step %d: %q %v; want %q", i, line, err, w.line)
 		}
 	}
-	if _, err := r.ReadLine(); err != io.EOF {
+	if _, err := r.ReadLine(); !errors.Is(err, io.EOF) {
 		t.Fatalf("end: %v", err)
 	}
 	// A last line without LF is returned.
 	r = NewReader(strings.NewReader("{}\n{\"a\":1}"))
-	r.ReadLine()
+	if _, err := r.ReadLine(); err != nil {
+		t.Fatal(err)
+	}
 	if line, err := r.ReadLine(); err != nil || string(line) != `{"a":1}` {
 		t.Fatalf("last line: %q %v", line, err)
 	}
-	if _, err := r.ReadLine(); err != io.EOF {
+	if _, err := r.ReadLine(); !errors.Is(err, io.EOF) {
 		t.Fatalf("end: %v", err)
 	}
 }
@@ -65,7 +67,7 @@ type failingReader struct{}
 func (failingReader) Read([]byte) (int, error) { return 0, errors.New("broken pipe") }
 
 func TestReaderPassesErrors(t *testing.T) {
-	if _, err := NewReader(failingReader{}).ReadLine(); err == nil || err == io.EOF {
+	if _, err := NewReader(failingReader{}).ReadLine(); err == nil || errors.Is(err, io.EOF) {
 		t.Fatalf("got %v", err)
 	}
 }

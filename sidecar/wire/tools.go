@@ -101,7 +101,8 @@ func toolName(entry []byte) (name string, ok, other bool) {
 	if entry[0] != '{' {
 		return "", false, false
 	}
-	eachMember(entry, 0, func(n []byte, _, vs, ve int) bool {
+	// The value was read whole by the checker before: walking it cannot fail.
+	_, _ = eachMember(entry, 0, func(n []byte, _, vs, ve int) bool {
 		switch {
 		case string(n) == "name":
 			if entry[vs] == '"' {

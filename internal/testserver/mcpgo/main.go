@@ -14,6 +14,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -72,7 +73,7 @@ func run() error {
 	}
 	stdio := server.NewStdioServer(s)
 	err = stdio.Listen(context.Background(), io.TeeReader(os.Stdin, record), os.Stdout)
-	if err != nil && err != io.EOF && err != context.Canceled {
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, context.Canceled) {
 		return err
 	}
 	return nil

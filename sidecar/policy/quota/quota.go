@@ -42,12 +42,8 @@ type Limits struct {
 // None reports whether no quota is set.
 func (l Limits) None() bool { return l == Limits{} }
 
-// Window lengths.
-const (
-	Minute = time.Minute
-	Hour   = time.Hour
-	Day    = 24 * time.Hour
-)
+// Day is the longest window, a day of 24 hours (the others are time.Minute and time.Hour).
+const Day = 24 * time.Hour
 
 // ExceededError is a call refused by a quota. Its text is written for the
 // model: "quota fs.search_files: 3 per minute used; retry after 41s".
@@ -146,7 +142,7 @@ func (t *Tracker) Reserve(tool string, l Limits) (*Reservation, error) {
 		limit int
 		per   string
 		w     time.Duration
-	}{{l.PerMinute, "minute", Minute}, {l.PerHour, "hour", Hour}, {l.PerDay, "day", Day}} {
+	}{{l.PerMinute, "minute", time.Minute}, {l.PerHour, "hour", time.Hour}, {l.PerDay, "day", Day}} {
 		if q.limit <= 0 {
 			continue
 		}
@@ -193,8 +189,8 @@ func (t *Tracker) Usage(tool string) Usage {
 	c.prune(now)
 	return Usage{
 		Run:     c.run + c.pending,
-		Minute:  len(c.inWindow(now, Minute)) + c.pending,
-		Hour:    len(c.inWindow(now, Hour)) + c.pending,
+		Minute:  len(c.inWindow(now, time.Minute)) + c.pending,
+		Hour:    len(c.inWindow(now, time.Hour)) + c.pending,
 		Day:     len(c.inWindow(now, Day)) + c.pending,
 		Pending: c.pending,
 	}

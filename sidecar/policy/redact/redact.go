@@ -136,7 +136,7 @@ func (r *Redactor) IsKey(name string) bool { return r.keys[strings.ToLower(name)
 func Tag(salt []byte, secret string) string {
 	h := sha256.New()
 	h.Write(salt)
-	io.WriteString(h, secret)
+	h.Write([]byte(secret))
 	return hex.EncodeToString(h.Sum(nil))[:8]
 }
 
@@ -357,31 +357,13 @@ func (r *Redactor) JSON(doc []byte) ([]byte, error) {
 func writeString(out *bytes.Buffer, s string) {
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
-	enc.Encode(s)               // a string always encodes
+	_ = enc.Encode(s)           // a string always encodes, and a bytes.Buffer takes every write
 	out.Truncate(out.Len() - 1) // the encoder's newline
 }
 
 func (r *Redactor) value(dec *json.Decoder, out *bytes.Buffer, secret bool) error {
 	if secret {
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return err
-		}
-		raw = bytes.TrimSpace(raw)
-		if string(raw) == "null" {
-			out.WriteString("null")
-			return nil
-		}
-		s, err := secretOfJSON(raw)
-		if err != nil {
-			return err
-		}
-		if raw[0] == '"' && (s == "" || wholeTokenRE.MatchString(s)) {
-			writeString(out, s)
-			return nil
-		}
-		writeString(out, r.token(KindKey, s))
-		return nil
+		return r.secretValue(dec, out)
 	}
 	tok, err := dec.Token()
 	if err != nil {
@@ -391,43 +373,9 @@ func (r *Redactor) value(dec *json.Decoder, out *bytes.Buffer, secret bool) erro
 	case json.Delim:
 		switch t {
 		case '{':
-			out.WriteByte('{')
-			for i := 0; dec.More(); i++ {
-				kt, err := dec.Token()
-				if err != nil {
-					return err
-				}
-				name, ok := kt.(string)
-				if !ok {
-					return errors.New("a member name that is not text")
-				}
-				if i > 0 {
-					out.WriteByte(',')
-				}
-				writeString(out, r.Text(name))
-				out.WriteByte(':')
-				if err := r.value(dec, out, r.IsKey(name)); err != nil {
-					return err
-				}
-			}
-			if _, err := dec.Token(); err != nil {
-				return err
-			}
-			out.WriteByte('}')
+			return r.object(dec, out)
 		case '[':
-			out.WriteByte('[')
-			for i := 0; dec.More(); i++ {
-				if i > 0 {
-					out.WriteByte(',')
-				}
-				if err := r.value(dec, out, false); err != nil {
-					return err
-				}
-			}
-			if _, err := dec.Token(); err != nil {
-				return err
-			}
-			out.WriteByte(']')
+			return r.array(dec, out)
 		default:
 			return fmt.Errorf("unexpected %q", t)
 		}
@@ -444,5 +392,74 @@ func (r *Redactor) value(dec *json.Decoder, out *bytes.Buffer, secret bool) erro
 	case nil:
 		out.WriteString("null")
 	}
+	return nil
+}
+
+// secretValue writes the value under a secret member's name, redacted whole.
+func (r *Redactor) secretValue(dec *json.Decoder, out *bytes.Buffer) error {
+	var raw json.RawMessage
+	if err := dec.Decode(&raw); err != nil {
+		return err
+	}
+	raw = bytes.TrimSpace(raw)
+	if string(raw) == "null" {
+		out.WriteString("null")
+		return nil
+	}
+	s, err := secretOfJSON(raw)
+	if err != nil {
+		return err
+	}
+	if raw[0] == '"' && (s == "" || wholeTokenRE.MatchString(s)) {
+		writeString(out, s)
+		return nil
+	}
+	writeString(out, r.token(KindKey, s))
+	return nil
+}
+
+// object writes the members of an object whose '{' was read, and its '}'.
+func (r *Redactor) object(dec *json.Decoder, out *bytes.Buffer) error {
+	out.WriteByte('{')
+	for i := 0; dec.More(); i++ {
+		kt, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		name, ok := kt.(string)
+		if !ok {
+			return errors.New("a member name that is not text")
+		}
+		if i > 0 {
+			out.WriteByte(',')
+		}
+		writeString(out, r.Text(name))
+		out.WriteByte(':')
+		if err := r.value(dec, out, r.IsKey(name)); err != nil {
+			return err
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return err
+	}
+	out.WriteByte('}')
+	return nil
+}
+
+// array writes the elements of an array whose '[' was read, and its ']'.
+func (r *Redactor) array(dec *json.Decoder, out *bytes.Buffer) error {
+	out.WriteByte('[')
+	for i := 0; dec.More(); i++ {
+		if i > 0 {
+			out.WriteByte(',')
+		}
+		if err := r.value(dec, out, false); err != nil {
+			return err
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return err
+	}
+	out.WriteByte(']')
 	return nil
 }

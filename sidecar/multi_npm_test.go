@@ -1,0 +1,625 @@
+package sidecar_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seed-6e06167c/mcp-executor/copylog"
+	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
+	"github.com/seed-6e06167c/mcp-executor/internal/syncbuf"
+	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
+	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/policy/redact"
+)
+
+// multiEnv is an executor in front of server-filesystem as "fs" and
+// server-everything as "ev" (and, when httpURL is set, the everything
+// server over streamable HTTP as "web").
+type multiEnv struct {
+	env  *devsetup.Env
+	data string // the filesystem server's folder
+}
+
+func newMultiEnv(t *testing.T, httpURL string) *multiEnv {
+	t.Helper()
+	if executorBin == "" {
+		t.Fatal("these tests run the mcp-executor binary, which could not be built")
+	}
+	node, fsEntry := npmServer(t, "server-filesystem")
+	_, evEntry := npmServer(t, "server-everything")
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"a.txt", "b.txt"} {
+		if err := os.WriteFile(filepath.Join(data, f), []byte("hello from "+f+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env, err := devsetup.Build(devsetup.Options{
+		Dir: filepath.Join(dir, "x"), Command: node, Args: []string{fsEntry, data},
+		Tools: map[string]devsetup.Tool{
+			"r": {Action: "provared.data.read"}, "w": {Action: "provared.data.create"}, "e": {Action: "provared.code.run"},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(env.SettingsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var set map[string]any
+	if err := json.Unmarshal(raw, &set); err != nil {
+		t.Fatal(err)
+	}
+	passEnv := []string{"PATH", "HOME"}
+	servers := map[string]any{
+		"fs": map[string]any{"command": node, "args": []string{fsEntry, data}, "passEnv": passEnv},
+		"ev": map[string]any{"command": node, "args": []string{evEntry, "stdio"}, "passEnv": passEnv},
+	}
+	tools := map[string]any{
+		"fs.read_*":       map[string]any{"action": "provared.data.read"},
+		"fs.list_*":       map[string]any{"action": "provared.data.read"},
+		"fs.search_files": map[string]any{"action": "provared.data.read", "quota": map[string]any{"perMinute": 3}},
+		"fs.write_file":   map[string]any{"action": "provared.data.create"},
+		"fs.move_file":    map[string]any{"refuse": true},
+		"ev.echo":         map[string]any{"action": "provared.code.run"},
+		"ev.get-sum":      map[string]any{"action": "provared.code.run"},
+	}
+	if httpURL != "" {
+		servers["web"] = map[string]any{"url": httpURL}
+		tools["web.echo"] = map[string]any{"action": "provared.code.run"}
+	}
+	delete(set, "server")
+	set["servers"] = servers
+	set["tools"] = tools
+	out, err := json.MarshalIndent(set, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(env.SettingsPath, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return &multiEnv{env: env, data: data}
+}
+
+type step struct {
+	Op   string         `json:"op"`
+	Name string         `json:"name,omitempty"`
+	Args map[string]any `json:"args,omitempty"`
+}
+
+type stepResult struct {
+	Tools []struct {
+		Name        string          `json:"name"`
+		Annotations json.RawMessage `json:"annotations"`
+	} `json:"tools"`
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+	IsError bool           `json:"isError"`
+	Meta    map[string]any `json:"_meta"`
+	Error   string         `json:"error"`
+}
+
+func (r stepResult) text() string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		b.WriteString(c.Text)
+	}
+	return b.String()
+}
+
+// run starts the TypeScript client, which starts the executor, and runs
+// the steps; it returns their results and the executor's stderr.
+func (m *multiEnv) run(t *testing.T, steps ...step) ([]stepResult, string) {
+	t.Helper()
+	plan, err := json.Marshal(map[string]any{"steps": steps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	planPath := filepath.Join(t.TempDir(), "plan.json")
+	if err := os.WriteFile(planPath, plan, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	node, _ := npmServer(t, "server-filesystem")
+	client, err := filepath.Abs(filepath.Join("..", "testdata", "multi", "client.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(node, client, planPath, executorBin, "stdio", "--config", m.env.SettingsPath)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("the client: %v\nstderr:\n%s", err, stderr.String())
+	}
+	var out struct {
+		Steps []stepResult `json:"steps"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		t.Fatalf("the client's output %q: %v\nstderr:\n%s", stdout.String(), err, stderr.String())
+	}
+	if len(out.Steps) != len(steps) {
+		t.Fatalf("%d results for %d steps", len(out.Steps), len(steps))
+	}
+	return out.Steps, stderr.String()
+}
+
+// checkRecords runs verify and compare on the book and the copy.
+func (m *multiEnv) checkRecords(t *testing.T) {
+	t.Helper()
+	for _, args := range [][]string{
+		{"verify", m.env.BookPath, "--trust", m.env.Thumbprint},
+		{"compare", "--config", m.env.SettingsPath},
+	} {
+		if out, err := exec.Command(executorBin, args...).CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", args[0], err, out)
+		}
+	}
+}
+
+func (m *multiEnv) copyLines(t *testing.T) []copylog.Line {
+	t.Helper()
+	lines, err := copylog.ReadFile(m.env.CopyPath, m.env.CopyKey, "test executor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lines
+}
+
+// Two real servers behind one executor: the namespaced listing, a glob
+// rule, a refuse rule, a redacted secret that reaches the server whole,
+// and the stub naming the server.
+func TestMultiServersTypeScriptClient(t *testing.T) {
+	m := newMultiEnv(t, "")
+	secret := "sk-proj-" + strings.Repeat("Ab1", 12)
+	content := "config\napi_key=" + secret + "\n"
+	res, stderr := m.run(t,
+		step{Op: "list"},
+		step{Op: "call", Name: "fs.read_text_file", Args: map[string]any{"path": filepath.Join(m.data, "a.txt")}},
+		step{Op: "call", Name: "fs.move_file", Args: map[string]any{"source": filepath.Join(m.data, "a.txt"), "destination": filepath.Join(m.data, "c.txt")}},
+		step{Op: "call", Name: "fs.write_file", Args: map[string]any{"path": filepath.Join(m.data, "key.txt"), "content": content}},
+		step{Op: "call", Name: "ev.echo", Args: map[string]any{"message": secret}},
+		step{Op: "call", Name: "fs.create_directory", Args: map[string]any{"path": filepath.Join(m.data, "d")}},
+	)
+	names := map[string]bool{}
+	for _, tl := range res[0].Tools {
+		names[tl.Name] = true
+	}
+	for _, want := range []string{"fs.read_text_file", "fs.move_file", "fs.write_file", "ev.echo", "ev.get-sum"} {
+		if !names[want] {
+			t.Errorf("tools/list lacks %s: %v", want, names)
+		}
+	}
+	for n := range names {
+		if !strings.HasPrefix(n, "fs.") && !strings.HasPrefix(n, "ev.") {
+			t.Errorf("tool %q is not namespaced", n)
+		}
+	}
+	if r := res[1]; r.IsError || !strings.Contains(r.text(), "hello from a.txt") {
+		t.Errorf("fs.read_text_file (allowed by the glob fs.read_*): %+v", r)
+	}
+	if r := res[2]; !r.IsError || r.Meta["red.prova/refused"] != "refused-by-rule" {
+		t.Errorf("fs.move_file (refuse rule): %+v", r)
+	}
+	if _, err := os.Stat(filepath.Join(m.data, "a.txt")); err != nil {
+		t.Errorf("the refused move reached the server: %v", err)
+	}
+	if r := res[3]; r.IsError {
+		t.Errorf("fs.write_file: %+v", r)
+	}
+	got, err := os.ReadFile(filepath.Join(m.data, "key.txt"))
+	if err != nil || string(got) != content {
+		t.Errorf("the server got %q, want the content whole %q (%v)", got, content, err)
+	}
+	if r := res[4]; r.IsError || !strings.Contains(r.text(), secret) {
+		t.Errorf("ev.echo must echo the secret it got unchanged: %+v", r)
+	}
+	if r := res[5]; !r.IsError || r.Meta["red.prova/refused"] != "unlisted" {
+		t.Errorf("fs.create_directory (no rule): %+v", r)
+	}
+	if strings.Contains(stderr, secret) || strings.Contains(stderr, "Ab1Ab1Ab1") {
+		t.Errorf("the logs hold the secret")
+	}
+	// The copy names the server of every sent call, and holds a salt.
+	salt := false
+	servers := map[string]string{}
+	for _, ln := range m.copyLines(t) {
+		if ln.Kind == copylog.KindRedactionSalt {
+			salt = true
+		}
+		if ln.Kind == copylog.KindSent {
+			for _, d := range ln.Details {
+				if d.Name == receipt.LabelServer {
+					servers[ln.Tool] = d.SHA256
+				}
+			}
+		}
+	}
+	if !salt {
+		t.Error("the copy holds no redaction salt")
+	}
+	for tool, srv := range map[string]string{"fs.read_text_file": "fs", "fs.write_file": "fs", "ev.echo": "ev"} {
+		if servers[tool] != canon.Fingerprint([]byte(srv)) {
+			t.Errorf("the stub of %s does not name server %s under %s", tool, srv, receipt.LabelServer)
+		}
+	}
+	m.checkRecords(t)
+	rep := m.report(t)
+	if strings.Contains(string(rep.raw), secret) {
+		t.Error("report shows the secret")
+	}
+	if u := rep.tool("fs.move_file"); u.Refused["rule"] != 1 || u.Allowed != 0 {
+		t.Errorf("report fs.move_file: %+v", u)
+	}
+	if u := rep.tool("fs.create_directory"); u.Refused["unlisted"] != 1 {
+		t.Errorf("report fs.create_directory: %+v", u)
+	}
+	if u := rep.tool("fs.write_file"); u.Calls != 1 || u.Allowed != 1 || u.Errors != 0 {
+		t.Errorf("report fs.write_file: %+v", u)
+	}
+	if !rep.CompareOK {
+		t.Errorf("report: compare %s", rep.Compare)
+	}
+}
+
+// The fourth fs.search_files in a minute is refused by its quota, and the
+// windows are restored from the copy at a restart. The window's passing is
+// passing of the window is tested in policy_test.go (TestQuotaRestore), on
+// sent lines dated 61 and 30 seconds ago.
+func TestMultiServersQuota(t *testing.T) {
+	m := newMultiEnv(t, "")
+	search := step{Op: "call", Name: "fs.search_files", Args: map[string]any{"path": m.data, "pattern": "a"}}
+	res, _ := m.run(t, search, search, search, search)
+	for i := range 3 {
+		if res[i].IsError {
+			t.Fatalf("search %d: %+v", i+1, res[i])
+		}
+	}
+	r := res[3]
+	if !r.IsError || r.Meta["red.prova/refused"] != "quota" || !strings.Contains(r.text(), "quota fs.search_files: 3 per minute used; retry after") {
+		t.Fatalf("the fourth search: %+v", r)
+	}
+	// A restart within the minute: still refused.
+	res, _ = m.run(t, search)
+	if !res[0].IsError || res[0].Meta["red.prova/refused"] != "quota" {
+		t.Fatalf("after a restart within the minute: %+v", res[0])
+	}
+	m.checkRecords(t)
+	if u := m.report(t).tool("fs.search_files"); u.Calls != 5 || u.Allowed != 3 || u.Refused["quota"] != 2 || u.Server.P99 <= 0 {
+		t.Errorf("report fs.search_files: %+v", u)
+	}
+}
+
+// The everything server over streamable HTTP behind the executor, beside
+// a stdio server, with its receipts.
+func TestMultiServersHTTP(t *testing.T) {
+	node, evEntry := npmServer(t, "server-everything")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	l.Close()
+	srv := exec.Command(node, evEntry, "streamableHttp")
+	srv.Env = append(os.Environ(), "PORT="+port)
+	errPipe, err := srv.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(errPipe)
+		once := false
+		for sc.Scan() {
+			if !once && strings.Contains(sc.Text(), "listening on port") {
+				once = true
+				close(ready)
+			}
+		}
+	}()
+	select {
+	case <-ready:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the everything server did not start listening within 30s")
+	}
+	m := newMultiEnv(t, "http://127.0.0.1:"+port+"/mcp")
+	res, _ := m.run(t,
+		step{Op: "list"},
+		step{Op: "call", Name: "web.echo", Args: map[string]any{"message": "over http"}},
+		step{Op: "call", Name: "ev.echo", Args: map[string]any{"message": "over stdio"}},
+	)
+	found := false
+	for _, tl := range res[0].Tools {
+		if tl.Name == "web.echo" {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("tools/list lacks web.echo")
+	}
+	if r := res[1]; r.IsError || !strings.Contains(r.text(), "over http") {
+		t.Errorf("web.echo: %+v", r)
+	}
+	if r := res[2]; r.IsError || !strings.Contains(r.text(), "over stdio") {
+		t.Errorf("ev.echo: %+v", r)
+	}
+	receipts := 0
+	for _, ln := range m.copyLines(t) {
+		if ln.Kind == copylog.KindReceipt {
+			receipts++
+		}
+	}
+	if receipts != 2 {
+		t.Errorf("%d receipts in the copy, want 2", receipts)
+	}
+	m.checkRecords(t)
+}
+
+// `tools --json` starts both servers and shows their annotations beside
+// the decision and the rule; a destructive tool allowed without approval
+// is warned about.
+func TestMultiServersToolsCommand(t *testing.T) {
+	m := newMultiEnv(t, "")
+	out, err := exec.Command(executorBin, "tools", "--config", m.env.SettingsPath, "--json").Output()
+	if err != nil {
+		t.Fatalf("tools: %v\n%s", err, out)
+	}
+	var res struct {
+		Tools []struct {
+			Name        string         `json:"name"`
+			Server      string         `json:"server"`
+			Decision    string         `json:"decision"`
+			Rule        string         `json:"rule"`
+			Annotations map[string]any `json:"annotations"`
+			Quota       map[string]any `json:"quota"`
+			Warning     string         `json:"warning"`
+		} `json:"tools"`
+		Failures []any `json:"failures"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatal(err)
+	}
+	by := map[string]int{}
+	for i, tl := range res.Tools {
+		by[tl.Name] = i
+	}
+	for name, want := range map[string][2]string{
+		"fs.read_text_file":   {"allow", "glob:fs.read_*"},
+		"fs.move_file":        {"refuse", "exact"},
+		"fs.search_files":     {"allow", "exact"},
+		"fs.create_directory": {"unlisted", ""},
+		"ev.echo":             {"allow", "exact"},
+	} {
+		i, ok := by[name]
+		if !ok {
+			t.Errorf("tools lacks %s", name)
+			continue
+		}
+		if tl := res.Tools[i]; tl.Decision != want[0] || tl.Rule != want[1] {
+			t.Errorf("%s: %s %q, want %s %q", name, tl.Decision, tl.Rule, want[0], want[1])
+		}
+	}
+	if tl := res.Tools[by["fs.read_text_file"]]; tl.Annotations["readOnlyHint"] != true || tl.Server != "fs" {
+		t.Errorf("fs.read_text_file: the server's annotations are not shown: %+v", tl)
+	}
+	if tl := res.Tools[by["fs.search_files"]]; tl.Quota["PerMinute"] == nil && tl.Quota["perMinute"] == nil {
+		t.Errorf("fs.search_files: no quota shown: %+v", tl)
+	}
+	if tl := res.Tools[by["fs.write_file"]]; tl.Annotations["destructiveHint"] != true || tl.Warning == "" {
+		t.Errorf("fs.write_file (destructive, allowed): no warning: %+v", tl)
+	}
+	if len(res.Failures) != 0 {
+		t.Errorf("failures: %v", res.Failures)
+	}
+}
+
+type usageReport struct {
+	raw   []byte
+	Tools []struct {
+		Tool    string         `json:"tool"`
+		Calls   int            `json:"calls"`
+		Allowed int            `json:"allowed"`
+		Refused map[string]int `json:"refused"`
+		Errors  int            `json:"errors"`
+		Server  struct {
+			P99 int64 `json:"p99Ms"`
+		} `json:"serverTime"`
+	} `json:"tools"`
+	Compare   string `json:"compare"`
+	CompareOK bool   `json:"compareOK"`
+}
+
+func (r *usageReport) tool(name string) (u struct {
+	Tool    string         `json:"tool"`
+	Calls   int            `json:"calls"`
+	Allowed int            `json:"allowed"`
+	Refused map[string]int `json:"refused"`
+	Errors  int            `json:"errors"`
+	Server  struct {
+		P99 int64 `json:"p99Ms"`
+	} `json:"serverTime"`
+}) {
+	for _, t := range r.Tools {
+		if t.Tool == name {
+			return t
+		}
+	}
+	return u
+}
+
+// report runs `report --json` on the records.
+func (m *multiEnv) report(t *testing.T) *usageReport {
+	t.Helper()
+	out, err := exec.Command(executorBin, "report", "--config", m.env.SettingsPath, "--json").Output()
+	if err != nil {
+		t.Fatalf("report: %v\n%s", err, out)
+	}
+	r := &usageReport{raw: out}
+	if err := json.Unmarshal(out, r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// A write_file held for approval: the queue file a person reads shows the
+// fake key redacted (a token the copy's salt verifies), the server gets
+// the content whole once approved, and report and the logs never show it.
+func TestMultiServersRedactedApproval(t *testing.T) {
+	m := newMultiEnv(t, "")
+	raw, err := os.ReadFile(m.env.SettingsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var set map[string]any
+	if err := json.Unmarshal(raw, &set); err != nil {
+		t.Fatal(err)
+	}
+	set["tools"].(map[string]any)["fs.write_file"].(map[string]any)["approve"] = true
+	if raw, err = json.Marshal(set); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(m.env.SettingsPath, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	secret := "sk-proj-" + strings.Repeat("Zq9", 12)
+	content := "token file\napi_key=" + secret + "\n"
+	plan, _ := json.Marshal(map[string]any{"steps": []step{{Op: "call", Name: "fs.write_file",
+		Args: map[string]any{"path": filepath.Join(m.data, "key.txt"), "content": content}}}})
+	planPath := filepath.Join(t.TempDir(), "plan.json")
+	if err := os.WriteFile(planPath, plan, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	node, _ := npmServer(t, "server-filesystem")
+	client, _ := filepath.Abs(filepath.Join("..", "testdata", "multi", "client.mjs"))
+	cmd := exec.Command(node, client, planPath, executorBin, "stdio", "--config", m.env.SettingsPath)
+	var stdout, stderr syncbuf.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, env: m.env, stderr: &stderr}
+	f := waitRequests(t, h, 1)[0]
+	shown := string(f.Arguments)
+	if strings.Contains(shown, secret) || !strings.Contains(shown, "[REDACTED:") {
+		t.Fatalf("the approval request shows %s", shown)
+	}
+	files, _ := filepath.Glob(filepath.Join(queueDir(h), "*"))
+	for _, p := range files {
+		if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), secret) {
+			t.Fatalf("queue file %s holds the secret", p)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(m.data, "key.txt")); err == nil {
+		t.Fatal("the server wrote the file before the approval")
+	}
+	if out, code := runExecutor(t, "approve", "--config", m.env.SettingsPath, "--id", f.ID, "--yes"); code != 0 {
+		t.Fatalf("approve exits %d: %s", code, out)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("the client: %v\n%s", err, stderr.String())
+	}
+	var out struct {
+		Steps []stepResult `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(stdout.String()), &out); err != nil || len(out.Steps) != 1 || out.Steps[0].IsError || out.Steps[0].Error != "" {
+		t.Fatalf("the approved write answered %s (%v)", stdout.String(), err)
+	}
+	got, err := os.ReadFile(filepath.Join(m.data, "key.txt"))
+	if err != nil || string(got) != content {
+		t.Fatalf("the server wrote %q (%v), want the content whole", got, err)
+	}
+	if strings.Contains(stderr.String(), secret) {
+		t.Error("the logs hold the secret")
+	}
+	// The token in the request is the secret's under the copy's salt.
+	salt := copylog.LatestSalt(m.copyLines(t))
+	i := strings.Index(shown, "[REDACTED:")
+	j := strings.Index(shown[i:], "]")
+	if salt == nil || !redact.Verify(salt, secret, shown[i:i+j+1]) {
+		t.Errorf("the token %s is not the secret's under the copy's salt", shown[i:i+j+1])
+	}
+	rep := m.report(t)
+	if strings.Contains(string(rep.raw), secret) {
+		t.Error("report shows the secret")
+	}
+	if u := rep.tool("fs.write_file"); u.Allowed != 1 {
+		t.Errorf("report fs.write_file: %+v", u)
+	}
+	m.checkRecords(t)
+}
+
+// `tools` exits 1 and names the server that cannot start, and still lists
+// the others.
+func TestMultiServersToolsCommandServerFails(t *testing.T) {
+	m := newMultiEnv(t, "")
+	raw, err := os.ReadFile(m.env.SettingsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var set map[string]any
+	if err := json.Unmarshal(raw, &set); err != nil {
+		t.Fatal(err)
+	}
+	falseBin, err := exec.LookPath("false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set["servers"].(map[string]any)["ev"] = map[string]any{"command": falseBin, "passEnv": []string{"PATH"}}
+	if raw, err = json.Marshal(set); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(m.env.SettingsPath, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, code := runExecutor(t, "tools", "--config", m.env.SettingsPath)
+	if code != 1 || !strings.Contains(out, "tool server ev could not be listed") || !strings.Contains(out, "fs.read_text_file") {
+		t.Fatalf("tools exits %d:\n%s", code, out)
+	}
+}
+
+// With the single "server" form, `tools` lists the tools under their own
+// names, decided by exact and glob rules alike.
+func TestToolsCommandSingleServer(t *testing.T) {
+	node, entry := npmServer(t, "server-everything")
+	env, err := devsetup.Build(devsetup.Options{
+		Dir: t.TempDir(), Command: node, Args: []string{entry, "stdio"},
+		Tools: map[string]devsetup.Tool{"echo": {Action: "provared.code.run"}, "get-*": {Action: "provared.data.read"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, code := runExecutor(t, "tools", "--config", env.SettingsPath, "--json")
+	if code != 0 {
+		t.Fatalf("tools exits %d: %s", code, out)
+	}
+	var res struct {
+		Tools []struct{ Name, Decision, Rule string } `json:"tools"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, tl := range res.Tools {
+		got[tl.Name] = tl.Decision + " " + tl.Rule
+	}
+	if got["echo"] != "allow exact" || got["get-sum"] != "allow glob:get-*" {
+		t.Fatalf("tools: %v", got)
+	}
+}

@@ -1,0 +1,201 @@
+package sidecar
+
+import (
+	"fmt"
+	"iter"
+	"log/slog"
+	"time"
+
+	"github.com/seed-6e06167c/mcp-executor/copylog"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/policy/glob"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/policy/quota"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/policy/redact"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
+)
+
+// This file wires the policy primitives (sidecar/policy) into the call
+// path: tool rules by exact name or glob, "refuse" rules, quotas and the
+// redaction of argument values wherever the executor shows them.
+
+// The codes the executor gives refusals by policy.
+const (
+	// ActionRefused is a refuse rule's denial action when the rule names none.
+	ActionRefused = "executor.refused"
+	// CodeRefusedByRule: a "refuse": true rule decided the tool.
+	CodeRefusedByRule = "refused-by-rule"
+	// CodeQuota: the tool's quota is used up.
+	CodeQuota = "quota"
+)
+
+// policy is the executor's tool rules, quotas and redactor.
+type policy struct {
+	rules    *glob.Rules
+	quotas   *quota.Tracker
+	redactor *redact.Redactor
+}
+
+// toolRule is the rule that decides a tool name as the client sees it.
+type toolRule struct {
+	settings.Tool
+	decision glob.Decision
+}
+
+// newPolicy builds the rules and the redactor, and restores the quota
+// windows from the copy's sent lines. The salt is the copy's latest; when
+// the copy holds none, one is made and written to the copy.
+func newPolicy(set *settings.Settings, cp *copylog.Log, log *slog.Logger) (*policy, error) {
+	rules, err := glob.NewRules(set.ToolOrder)
+	if err != nil {
+		return nil, fmt.Errorf("settings: tools: %w", err)
+	}
+	p := &policy{rules: rules, quotas: quota.NewTracker()}
+	// One streaming pass over the copy: the latest salt and the sent lines
+	// of the last day (all the quota windows need).
+	var salt []byte
+	var sent []copylog.Line
+	cut := time.Now().Add(-quota.Day)
+	err = cp.Each(func(ln copylog.Line) error {
+		switch {
+		case ln.Kind == copylog.KindRedactionSalt:
+			if b := copylog.LatestSalt([]copylog.Line{ln}); b != nil {
+				salt = b
+			}
+		case ln.Kind == copylog.KindSent && !ln.When.Before(cut):
+			sent = append(sent, copylog.Line{Kind: ln.Kind, When: ln.When, Tool: ln.Tool})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the copy for the redaction salt and the quota windows: %w", err)
+	}
+	if salt == nil {
+		salt = redact.NewSalt()
+		if err := cp.Append(copylog.Line{Kind: copylog.KindRedactionSalt, Salt: copylog.SaltText(salt)}); err != nil {
+			return nil, fmt.Errorf("writing the redaction salt to the copy: %w", err)
+		}
+	}
+	if p.redactor, err = redact.New(salt, set.Redaction); err != nil {
+		return nil, fmt.Errorf("settings: redaction: %w", err)
+	}
+	if set.Redaction.ReplaceBuiltin {
+		log.Warn("redaction: the built-in detectors of secrets are off; only redaction.extend and extendKeys redact")
+	}
+	n := p.restoreQuotas(set, sentLines(sent), time.Now())
+	if n > 0 {
+		log.Info("quota windows restored from the copy", slog.Int("calls", n))
+	}
+	return p, nil
+}
+
+// sentLines yields the copy's sent lines. The copy's reader may stream
+// them; the policy takes them one at a time.
+func sentLines(lines []copylog.Line) iter.Seq[copylog.Line] {
+	return func(yield func(copylog.Line) bool) {
+		for _, ln := range lines {
+			if ln.Kind == copylog.KindSent && !yield(ln) {
+				return
+			}
+		}
+	}
+}
+
+// restoreQuotas counts the sent calls of the last day of every tool whose
+// rule has a quota with a window, and reports how many it counted.
+func (p *policy) restoreQuotas(set *settings.Settings, sent iter.Seq[copylog.Line], now time.Time) int {
+	byTool := map[string][]time.Time{}
+	cut := now.Add(-quota.Day)
+	n := 0
+	for ln := range sent {
+		if !ln.When.After(cut) {
+			continue
+		}
+		r, ok := p.resolve(set, ln.Tool)
+		if !ok || r.Quota == nil || (r.Quota.PerMinute == 0 && r.Quota.PerHour == 0 && r.Quota.PerDay == 0) {
+			continue
+		}
+		byTool[ln.Tool] = append(byTool[ln.Tool], ln.When)
+		n++
+	}
+	for tool, times := range byTool {
+		p.quotas.Restore(tool, times)
+	}
+	return n
+}
+
+// resolve finds the rule that decides name: exact beats glob, then the
+// longest literal part, then file order.
+func (p *policy) resolve(set *settings.Settings, name string) (toolRule, bool) {
+	d, ok := p.rules.Resolve(name)
+	if !ok {
+		return toolRule{}, false
+	}
+	return toolRule{Tool: set.Tools[d.Pattern], decision: d}, true
+}
+
+// toolRule is the rule that decides a tool name, if any.
+func (e *Executor) toolRule(name string) (toolRule, bool) { return e.pol.resolve(e.set, name) }
+
+// toolListed reports whether a rule (exact or glob) names the tool.
+func (e *Executor) toolListed(name string) bool {
+	_, ok := e.pol.rules.Resolve(name)
+	return ok
+}
+
+// RedactArgs returns arguments (JSON) as the executor may show them: every
+// secret-looking value replaced by [REDACTED:kind:tag]. Text that is not
+// JSON is redacted as text. It is what approval prompts, queue files, logs
+// and errors show ([approval.Options].Redact).
+func (e *Executor) RedactArgs(args []byte) []byte {
+	out, err := e.pol.redactor.JSON(args)
+	if err != nil {
+		return []byte(e.pol.redactor.Text(string(args)))
+	}
+	return out
+}
+
+// reserveQuota counts the call against its rule's quota; a full quota
+// refuses it (with a denial) and reports false.
+func (s *Session) reserveQuota(tc *toolCall, rule toolRule) bool {
+	if rule.Quota == nil {
+		return true
+	}
+	res, err := s.e.pol.quotas.Reserve(tc.tool, *rule.Quota)
+	if err != nil {
+		s.refuse(tc, refusal{action: rule.Action, reason: "other", refused: CodeQuota, codes: []string{CodeQuota}, why: err.Error()})
+		return false
+	}
+	tc.quota = res
+	return true
+}
+
+// refuseByRule refuses a call whose rule says "refuse": true.
+func (s *Session) refuseByRule(tc *toolCall, rule toolRule) {
+	action := rule.Action
+	if action == "" {
+		action = ActionRefused
+	}
+	s.refuse(tc, refusal{action: action, reason: "other", refused: CodeRefusedByRule, codes: []string{CodeRefusedByRule},
+		why: "the executor's settings refuse the tool " + quote(tc.tool) + " (rule " + rule.decision.Label() + ")"})
+}
+
+// commitQuota records a sent call against its quota.
+func (tc *toolCall) commitQuota() {
+	if tc.quota != nil {
+		tc.quota.Commit()
+	}
+}
+
+// releaseQuota forgets a call that was not sent (it does nothing after
+// commitQuota).
+func (tc *toolCall) releaseQuota() {
+	if tc.quota != nil {
+		tc.quota.Release()
+	}
+}
+
+// serverOf names the server a tool name routes to, "" with the single
+// "server" form.
+func (e *Executor) serverOf(tool string) string {
+	server, _, _ := e.set.Route(tool)
+	return server
+}
