@@ -127,25 +127,28 @@ func FindAnswer(lines []Line, fp string) (Line, bool) {
 // and a use line must name it and the stub's call. It returns one message per
 // stub that fails, naming its book line.
 func ApprovalProblems(lines []Line, book BookView) []string {
-	uses := map[string]string{} // answer fingerprint -> call fingerprint
+	s := NewCopySide()
 	for _, ln := range lines {
-		if ln.Kind == KindApprovalUse {
-			uses[ln.Approval] = canon.Fingerprint([]byte(ln.Call))
-		}
+		s.Add(ln)
 	}
+	return s.ApprovalProblems(book)
+}
+
+// ApprovalProblems is [ApprovalProblems] of the lines added to s.
+func (s *CopySide) ApprovalProblems(book BookView) []string {
 	var out []string
 	for _, e := range book.Entries {
 		fp, ok := e.Details[receipt.LabelApproval]
 		if e.Kind != EntryStub || !ok {
 			continue
 		}
-		ans, found := FindAnswer(lines, fp)
+		answer, found := s.answers[fp]
 		switch {
 		case !found:
 			out = append(out, fmt.Sprintf("book line %d: the stub names an approval the copy does not hold", e.Line))
-		case ans.Answer != AnswerApproved:
+		case answer != AnswerApproved:
 			out = append(out, fmt.Sprintf("book line %d: the stub names an answer that declined", e.Line))
-		case uses[fp] == "" || uses[fp] != e.Details[receipt.LabelCall]:
+		case s.uses[fp] == "" || s.uses[fp] != e.Details[receipt.LabelCall]:
 			out = append(out, fmt.Sprintf("book line %d: the copy has no use of the approval by this call", e.Line))
 		}
 	}

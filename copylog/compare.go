@@ -45,75 +45,30 @@ type BookEntry struct {
 // Compare holds the verified lines of a copy against a book and says where
 // they disagree. A stub belongs to call C when it names the executor's
 // service in with and its executor.call detail is canon.Fingerprint of C's
-// text.
+// text. It is [CopySide.Compare] of the lines added in order.
 func Compare(lines []Line, book BookView) Report {
+	s := NewCopySide()
+	for _, ln := range lines {
+		s.Add(ln)
+	}
+	return s.Compare(book)
+}
+
+// Compare holds what the copy said, line by line, against a book and says
+// where they disagree (see [Compare]).
+func (s *CopySide) Compare(book BookView) Report {
 	service := book.Service
 	if service == "" {
 		service = DefaultService
 	}
 	r := newReport(service, book)
-	cs := readCopyCalls(lines)
+	cs := s.sent()
 	bs := r.readBookSide(book, service, cs.byCallFP)
 	r.compareCalls(cs, bs)
-	r.compareDenials(cs.denials, bs)
-	r.Denials += cs.folded
-	r.DenialsUnwritten += cs.folded
+	r.compareDenials(s.denials, bs)
+	r.Denials += s.folded
+	r.DenialsUnwritten += s.folded
 	return r
-}
-
-// copyCall is what the copy says of one sent call.
-type copyCall struct {
-	sent       Line
-	stub       string // from receipt or late-receipt; "" when none
-	late       bool
-	notWritten *Line
-}
-
-// copySide is what the copy says: its sent calls in order and its denials.
-type copySide struct {
-	calls    map[string]*copyCall
-	order    []string
-	byCallFP map[string]string // executor.call fingerprint -> call
-	denials  []Line
-	folded   int // refusals past the hourly cap, counted on denials-folded lines
-}
-
-// readCopyCalls reads what the copy says of its calls and denials.
-func readCopyCalls(lines []Line) copySide {
-	calls := make(map[string]*copyCall)
-	var order []string
-	byCallFP := make(map[string]string) // executor.call fingerprint -> call
-	var denials []Line
-	folded := 0
-	for _, ln := range lines {
-		switch ln.Kind {
-		case KindSent:
-			if _, ok := calls[ln.Call]; !ok {
-				calls[ln.Call] = &copyCall{sent: ln}
-				order = append(order, ln.Call)
-				byCallFP[canon.Fingerprint([]byte(ln.Call))] = ln.Call
-			}
-		case KindDenial:
-			denials = append(denials, ln)
-		case KindDenialsFolded:
-			// Refusals past the hourly cap, counted: none wrote a refusal, by design.
-			folded += int(ln.Count)
-		}
-	}
-	for _, ln := range lines {
-		c, ok := calls[ln.Call]
-		if !ok {
-			continue
-		}
-		switch ln.Kind {
-		case KindReceipt, KindLateReceipt:
-			c.stub, c.late = ln.Stub, ln.Kind == KindLateReceipt
-		case KindNotWritten:
-			nw := ln
-			c.notWritten = &nw
-		}
-	}
-	return copySide{calls: calls, order: order, byCallFP: byCallFP, denials: denials, folded: folded}
 }
 
 // bookSide is what the book holds: the executor's stubs by call, the
@@ -157,7 +112,7 @@ func (r *Report) readBookSide(book BookView, service string, byCallFP map[string
 }
 
 // compareCalls holds each call the copy shows as sent against the book.
-func (r *Report) compareCalls(cs copySide, bs bookSide) {
+func (r *Report) compareCalls(cs copySent, bs bookSide) {
 	calls, order, stubsOf := cs.calls, cs.order, bs.stubsOf
 	r.Calls = len(order)
 	for _, call := range order {
@@ -180,13 +135,13 @@ func (r *Report) compareCalls(cs copySide, bs bookSide) {
 				r.Missing = append(r.Missing, Missing{Call: call, Stub: c.stub})
 			}
 		case c.notWritten != nil:
-			nw := NotWritten{Call: call, Outcome: c.notWritten.Outcome.Name, Reason: c.notWritten.Reason}
+			nw := NotWritten{Call: call, Outcome: c.notWritten.outcome, Reason: c.notWritten.reason}
 			if len(inBook) > 0 {
 				nw.BookStub, nw.BookLine = inBook[0].Fingerprint, inBook[0].Line
 			}
 			r.NotWritten = append(r.NotWritten, nw)
 		default:
-			s := SentWithoutReceipt{Call: call, Sent: canon.FormatTime(c.sent.When)}
+			s := SentWithoutReceipt{Call: call, Sent: canon.FormatTime(c.when)}
 			if len(inBook) > 0 {
 				s.BookStub, s.BookLine = inBook[0].Fingerprint, inBook[0].Line
 			}
@@ -196,7 +151,7 @@ func (r *Report) compareCalls(cs copySide, bs bookSide) {
 }
 
 // compareDenials holds each denial the copy holds against the book.
-func (r *Report) compareDenials(denials []Line, bs bookSide) {
+func (r *Report) compareDenials(denials []copyDenial, bs bookSide) {
 	refusals, slipRules := bs.refusals, bs.slipRules
 	for _, d := range denials {
 		r.Denials++

@@ -92,6 +92,22 @@ func TestCompare(t *testing.T) {
 			summary: "compare: OK 1 call, 1 match; copy ok; book intact",
 		},
 		{
+			name:    "a receipt line before its call's sent line still counts",
+			lines:   []Line{receiptLine("c1", s1), sentLine("c1"), sentLine("c1")},
+			book:    intact(stub(2, "c1", s1, false)),
+			want:    findings{Matches: []string{"c1"}},
+			ok:      true,
+			summary: "compare: OK 1 call, 1 match; copy ok; book intact",
+		},
+		{
+			name:    "a receipt of a call never sent is not compared",
+			lines:   []Line{receiptLine("c7", s1), sentLine("c1"), receiptLine("c1", s2)},
+			book:    intact(stub(2, "c1", s2, false)),
+			want:    findings{Matches: []string{"c1"}},
+			ok:      true,
+			summary: "compare: OK 1 call, 1 match; copy ok; book intact",
+		},
+		{
 			name:    "the book holds another receipt for the call",
 			lines:   []Line{sentLine("c1"), receiptLine("c1", s1)},
 			book:    intact(stub(2, "c1", s9, false)),

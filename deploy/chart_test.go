@@ -379,6 +379,30 @@ func TestChartValueSets(t *testing.T) {
 				t.Error("OTEL_EXPORTER_OTLP_ENDPOINT not passed to the executor")
 			}
 		}},
+		{"otel values and scrape annotations", []string{"otel.tracesSampler=parentbased_traceidratio", "otel.tracesSamplerArg=0.25",
+			"otel.resourceAttributes=team=agents", "otel.metricExportInterval=15000"}, func(t *testing.T, o objects) {
+			exe := container(t, o.deployments[0].Spec.Template.Spec.InitContainers, "executor")
+			for name, want := range map[string]string{"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0.25",
+				"OTEL_RESOURCE_ATTRIBUTES": "team=agents", "OTEL_METRIC_EXPORT_INTERVAL": "15000"} {
+				if !slices.ContainsFunc(exe.Env, func(e corev1.EnvVar) bool { return e.Name == name && e.Value == want }) {
+					t.Errorf("%s=%s not passed to the executor: %v", name, want, exe.Env)
+				}
+			}
+			if slices.ContainsFunc(exe.Env, func(e corev1.EnvVar) bool {
+				return e.Name == "OTEL_EXPORTER_OTLP_ENDPOINT" || e.Name == "OTEL_TRACES_EXPORTER"
+			}) {
+				t.Error("no endpoint or exporter was set, yet one is passed")
+			}
+			a := o.deployments[0].Spec.Template.Annotations
+			if a["prometheus.io/scrape"] != "true" || a["prometheus.io/path"] != "/metrics" || a["prometheus.io/port"] != "8081" {
+				t.Errorf("scrape annotations: %v", a)
+			}
+		}},
+		{"no scrape annotations", []string{"metrics.scrapeAnnotations=false"}, func(t *testing.T, o objects) {
+			if _, ok := o.deployments[0].Spec.Template.Annotations["prometheus.io/scrape"]; ok {
+				t.Error("scrape annotations with metrics.scrapeAnnotations=false")
+			}
+		}},
 		{"existing secret for settings", []string{"executor.existingSecret=my-settings"}, func(t *testing.T, o objects) {
 			if len(o.configMaps) != 0 {
 				t.Error("no ConfigMap expected with existingSecret")

@@ -7,10 +7,10 @@
 #   - Debian's chromium (apt-get, when /usr/bin/chromium is missing) for the page tests in a real browser;
 #   - helm v3.22.0, golangci-lint v2.15.0 and deadcode (golang.org/x/tools v0.52.0), built from source with
 #     `go install` (the Go module proxy serves them) into $MCP_EXECUTOR_TOOLS_DIR/bin;
-#   - the real Vault, etcd and kube-apiserver binaries and a real single-node cluster that runs pods, built
-#     once by the scripts in ../shared/tools.
+#   - the real Vault, etcd, kube-apiserver and Jaeger binaries and a real single-node cluster that runs
+#     pods, built once by the scripts in ../shared/tools.
 # Then: go vet, gofmt, golangci-lint, deadcode, every test (unit, end-to-end through the real binary, and
-# integration against a real Vault and kube-apiserver) under the race detector, short fuzz runs, the demo.
+# integration against a real Vault, kube-apiserver and Jaeger) under the race detector, short fuzz runs, the demo.
 #
 # Usage: scripts/test.sh [setup]     `setup` stops after the set-up.
 # Environment (optional): MCP_EXECUTOR_TOOLS_DIR (cache folder, default $HOME/.cache/mcp-executor-tools,
@@ -83,11 +83,12 @@ setup() {
 	go_tool golangci-lint github.com/golangci/golangci-lint/v2/cmd/golangci-lint github.com/golangci/golangci-lint/v2 v2.15.0
 	go_tool deadcode golang.org/x/tools/cmd/deadcode golang.org/x/tools v0.52.0
 
-	[ -x "$tools/vault-dev.sh" ] && [ -x "$tools/kube-test-cluster.sh" ] ||
+	[ -x "$tools/vault-dev.sh" ] && [ -x "$tools/kube-test-cluster.sh" ] && [ -x "$tools/jaeger-dev.sh" ] ||
 		fail "the scripts that build the real Vault and kube-apiserver are not in $tools: set MCP_EXECUTOR_SHARED_TOOLS to their folder"
 	step "build (once) the real Vault, etcd and kube-apiserver into $TOOLS_DIR"
 	MCP_EXECUTOR_TOOLS_DIR="$TOOLS_DIR" "$tools/vault-dev.sh" build
 	MCP_EXECUTOR_TOOLS_DIR="$TOOLS_DIR" "$tools/kube-test-cluster.sh" build
+	MCP_EXECUTOR_TOOLS_DIR="$TOOLS_DIR" "$tools/jaeger-dev.sh" build
 	step "build (once) the real single-node cluster (kubelet, scheduler, controller-manager; containerd from Debian)"
 	MCP_EXECUTOR_TOOLS_DIR="$TOOLS_DIR" "$tools/kube-real-cluster.sh" build >/dev/null
 
@@ -110,21 +111,24 @@ step "gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go'))
 if [ -n "$unformatted" ]; then echo "not gofmt-formatted:"; echo "$unformatted"; exit 1; fi
 step "golangci-lint (.golangci.yml)"
-golangci-lint run ./...
+golangci-lint run --allow-parallel-runners ./...
 step "deadcode (functions nothing reaches, counting tests)"
 dead=$(deadcode -test -tags integration ./...)
 if [ -n "$dead" ]; then echo "unreachable functions:"; echo "$dead"; exit 1; fi
 
-step "start the real Vault, kube-apiserver and single-node cluster the integration tests use"
+step "start the real Vault, kube-apiserver, single-node cluster and Jaeger the integration tests use"
 export MCP_EXECUTOR_TOOLS_DIR="$TOOLS_DIR"
 stop_servers() {
 	"$tools/kube-real-cluster.sh" stop >/dev/null 2>&1 || true
 	"$tools/vault-dev.sh" stop >/dev/null 2>&1 || true
 	"$tools/kube-test-cluster.sh" stop >/dev/null 2>&1 || true
+	"$tools/jaeger-dev.sh" stop >/dev/null 2>&1 || true
 }
 trap stop_servers EXIT
 eval "$("$tools/kube-test-cluster.sh" start)"
 eval "$("$tools/vault-dev.sh" start)"
+# Jaeger's OTEL_EXPORTER_OTLP_ENDPOINT reaches the trace tests only: every other test runs without it.
+eval "$("$tools/jaeger-dev.sh" start | sed 's/^export OTEL_EXPORTER_OTLP_ENDPOINT=/export MCP_EXECUTOR_TEST_OTLP_ENDPOINT=/')"
 # The real cluster (deploy/cluster): its lines are exported with the prefix REAL_CLUSTER_ so that they
 # do not replace the kube-apiserver-only cluster's KUBECONFIG the other integration tests use.
 real_env=$("$tools/kube-real-cluster.sh" start)
@@ -145,6 +149,17 @@ fuzz ./sidecar/wire/ FuzzInspect
 fuzz ./sidecar/contentrules/ FuzzParse
 fuzz ./sidecar/contentrules/ FuzzPattern
 fuzz ./copylog/ FuzzVerify
+# Parsers added later (a smaller count each, to keep a warm run short).
+FUZZTIME="${FUZZTIME:-50000x}"
+fuzz ./sidecar/wire/ FuzzDifferential
+fuzz ./sidecar/wire/ FuzzFilterTools
+fuzz ./receipts/canon/ FuzzJCSHash
+fuzz ./receipts/book/ FuzzReadEntries
+fuzz ./sidecar/approval/ FuzzParseFile
+fuzz ./sidecar/page/ FuzzSignedFile
+fuzz ./sidecar/policy/glob/ FuzzMatch
+fuzz ./sidecar/policy/redact/ FuzzJSON
+fuzz ./sidecar/settings/ FuzzParseYAML
 
 step "demo"
 go run ./cmd/mcp-executor demo

@@ -7,6 +7,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/seed-6e06167c/mcp-executor/copylog"
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
 	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
@@ -30,6 +33,7 @@ type Executor struct {
 	rules   *contentrules.Rules // nil without a rules file
 	rulesFP string              // "" without a rules file
 	denials *denialLimiter
+	tel     *telemetry // tracer and instruments (telemetry.go)
 	pol     *policy    // tool rules, quotas, redaction; set by begin
 	appr    *approvals // nil when no call is held for approval (hold.go)
 	pk      *passkeys  // passkey approvals and the slip's cancellation (passkeyhold.go)
@@ -70,11 +74,13 @@ type Executor struct {
 var ErrStopped = errors.New("the executor takes no more calls until it is started again")
 
 // newExecutor wires the parts together and starts the scribe.
-func newExecutor(log *slog.Logger, set *settings.Settings, slipFP string, agent, exec jwk.Signer, bk *book.Book, cp *copylog.Log, rules *contentrules.Rules, rulesFP string) *Executor {
+func newExecutor(log *slog.Logger, set *settings.Settings, slipFP string, agent, exec jwk.Signer, bk *book.Book, cp *copylog.Log, rules *contentrules.Rules, rulesFP string, tp trace.TracerProvider, mp metric.MeterProvider) *Executor {
 	log = orDiscard(log)
-	agent = newBoundedSigner(signFault(agent), "agent", set.SignTimeout, set.SignTries, log)
-	exec = newBoundedSigner(signFault(exec), "executor", set.SignTimeout, set.SignTries, log)
+	tel := newTelemetry(tp, mp)
+	agent = newBoundedSigner(signFault(agent), keysAgent, set.SignTimeout, set.SignTries, log).observed(tel)
+	exec = newBoundedSigner(signFault(exec), keysExec, set.SignTimeout, set.SignTries, log).observed(tel)
 	e := &Executor{
+		tel: tel,
 		log: log, set: set, slipFP: slipFP, agent: agent, exec: exec, book: bk, ledger: bk.Ledger(), copy: cp,
 		rules: rules, rulesFP: rulesFP,
 		scribeQ:    make(chan *toolCall, 1024),
@@ -83,7 +89,7 @@ func newExecutor(log *slog.Logger, set *settings.Settings, slipFP string, agent,
 		fullAt:     fullAt, bookFullCh: make(chan struct{}),
 	}
 	e.denials = newDenialLimiter(set.DenialsPerHour, func(n int64) {
-		if err := e.copy.Append(copylog.Line{Kind: copylog.KindDenialsFolded, Count: n}); err != nil {
+		if err := e.copyAppend(copylog.Line{Kind: copylog.KindDenialsFolded, Count: n}); err != nil {
 			e.stop("the copy could not be written: " + err.Error())
 		}
 	})

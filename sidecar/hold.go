@@ -12,7 +12,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/seed-6e06167c/mcp-executor/copylog"
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
@@ -271,6 +270,7 @@ func (s *Session) holdCall(tc *toolCall) {
 	e.admitMu.Lock()
 	if e.stopped.Load() {
 		e.admitMu.Unlock()
+		tc.decide(DecisionNotTaken)
 		s.replyCallError(tc, wire.CodeNotTaken, "not taken: "+ErrStopped.Error(), nil)
 		s.release(tc)
 		return
@@ -300,7 +300,6 @@ func (s *Session) holdCall(tc *toolCall) {
 		cancel()
 	}
 	e.trackHeld(tc, cancel) // a cancellation of the slip refuses it at once (passkeyhold.go)
-	tc.span.SetName("tools/call approval")
 	go s.awaitApproval(ctx, tc)
 }
 
@@ -322,7 +321,9 @@ func (s *Session) awaitApproval(ctx context.Context, tc *toolCall) {
 		return
 	}
 	started := time.Now()
+	endHold := tc.holdStarted()
 	res, err := e.appr.hub.Hold(ctx, c)
+	endHold(err)
 	tc.span.SetAttributes(attribute.Int64("mcp_executor.approval.held_ms", time.Since(started).Milliseconds()))
 	if e.isCancelled() {
 		tc.held.ledger.Release()
@@ -352,15 +353,15 @@ func (s *Session) awaitApproval(ctx context.Context, tc *toolCall) {
 			codes: []string{res.Outcome.Code()}, why: why})
 		return
 	}
-	// Approved: the call's own span (its latency) starts now.
-	tc.span.End()
-	tc.ctx, tc.span = tracer.Start(context.WithoutCancel(s.ctx), "tools/call", trace.WithAttributes(
-		attribute.String(AttrCallID, tc.ourID), attribute.String(AttrTool, tc.tool), attribute.String("mcp_executor.approval.request", res.Request.ID)))
+	// Approved: the wait is the call's approval.hold child span, and its
+	// time is left out of the executor's own time (telemetry.go).
+	tc.span.SetAttributes(attribute.String("mcp_executor.approval.request", res.Request.ID))
 	tc.details = append(tc.details, record.Detail{Name: receipt.LabelApproval, SHA256: res.Approval})
 	e.admitMu.Lock()
 	if e.stopped.Load() {
 		e.admitMu.Unlock()
 		tc.held.ledger.Release()
+		tc.decide(DecisionNotTaken)
 		s.replyCallError(tc, wire.CodeNotTaken, "not taken: "+ErrStopped.Error(), nil)
 		s.release(tc)
 		return
@@ -490,6 +491,7 @@ func (s *Session) heldEnded(tc *toolCall, err error) {
 	switch {
 	case withdrawn:
 		s.appendCopy(copylog.Line{Kind: copylog.KindWithdrawn, Call: tc.ourID})
+		tc.decide(DecisionWithdrawn)
 		tc.span.SetStatus(codes.Error, "withdrawn")
 	case errors.Is(err, context.Canceled), errors.Is(err, approval.ErrClosed):
 		s.replyCallError(tc, wire.CodeNotTaken, "not taken: the executor is stopping", nil)

@@ -104,6 +104,11 @@ func runSDKServer() {
 			return nil, ctx.Err()
 		}
 	})
+	// tracecontext answers with the traceparent it read in the call's _meta.
+	s.AddTool(&mcp.Tool{Name: "tracecontext", InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		tp, _ := req.Params.Meta["traceparent"].(string)
+		return text(tp), nil
+	})
 	s.AddTool(&mcp.Tool{Name: "fail", InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "it failed"}}}, nil
 	})

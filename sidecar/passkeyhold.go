@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/seed-6e06167c/mcp-executor/copylog"
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
@@ -239,7 +238,6 @@ func (s *Session) holdForPasskey(tc *toolCall) {
 	if withdrawn {
 		cancel()
 	}
-	tc.span.SetName("tools/call approval")
 	go s.awaitPasskey(ctx, tc, prep)
 }
 
@@ -255,7 +253,9 @@ func (s *Session) awaitPasskey(ctx context.Context, tc *toolCall, prep *slip.Pre
 	c := approval.Call{CallID: tc.ourID, Tool: tc.tool, Action: tc.action, Amount: tc.amount, Slip: e.slipFP,
 		Arguments: args, Timeout: e.set.ApprovalTimeout(tc.tool), Prepared: prep}
 	started := time.Now()
+	endHold := tc.holdStarted()
 	res, err := e.appr.hub.Hold(ctx, c)
+	endHold(err)
 	tc.span.SetAttributes(attribute.Int64("mcp_executor.approval.held_ms", time.Since(started).Milliseconds()))
 	if e.isCancelled() {
 		tc.held.ledger.Release()
@@ -283,10 +283,9 @@ func (s *Session) awaitPasskey(ctx context.Context, tc *toolCall, prep *slip.Pre
 			codes: []string{"approval-missing"}, why: "the permission asks for the person's passkey approval of this call; a yes without it proves nothing to the record"})
 		return
 	}
-	// Approved: the call's own span (its latency) starts now, as in hold.go.
-	tc.span.End()
-	tc.ctx, tc.span = tracer.Start(context.WithoutCancel(s.ctx), "tools/call", trace.WithAttributes(
-		attribute.String(AttrCallID, tc.ourID), attribute.String(AttrTool, tc.tool), attribute.String("mcp_executor.approval.request", res.Request.ID)))
+	// Approved: the wait was the call's approval.hold child span, left out
+	// of the executor's own time (telemetry.go), as in hold.go.
+	tc.span.SetAttributes(attribute.String("mcp_executor.approval.request", res.Request.ID))
 	s.sendApproved(tc, res.Answer.Record)
 }
 
@@ -296,6 +295,7 @@ func (s *Session) sendApproved(tc *toolCall, rec *record.Record) {
 	if err := e.keepApproval(tc.ourID, rec); err != nil {
 		tc.held.ledger.Release()
 		e.log.Error("an approved call is not sent: its approval could not be kept for a restart", slog.String("call", tc.ourID), slog.String("error", err.Error()))
+		tc.decide(DecisionNotTaken)
 		s.replyCallError(tc, wire.CodeNotTaken, "not taken: the executor could not keep the call's approval", nil)
 		s.release(tc)
 		return
@@ -306,6 +306,7 @@ func (s *Session) sendApproved(tc *toolCall, rec *record.Record) {
 		e.admitMu.Unlock()
 		tc.held.ledger.Release()
 		e.forgetApproval(tc)
+		tc.decide(DecisionNotTaken)
 		s.replyCallError(tc, wire.CodeNotTaken, "not taken: "+ErrStopped.Error(), nil)
 		s.release(tc)
 		return

@@ -36,7 +36,7 @@ func (e *Executor) recover(ctx context.Context) error {
 	for _, u := range unfinished {
 		if stubFP, ok := inBook[canon.Fingerprint([]byte(u.Sent.Call))]; ok {
 			// The stub reached the book; only the copy's line was not written.
-			if err := e.copy.Append(copylog.Line{Kind: copylog.KindLateReceipt, Call: u.Sent.Call, Stub: stubFP}); err != nil {
+			if err := e.copyAppend(copylog.Line{Kind: copylog.KindLateReceipt, Call: u.Sent.Call, Stub: stubFP}); err != nil {
 				return fmt.Errorf("writing the copy: %w", err)
 			}
 			continue
@@ -66,7 +66,7 @@ func (e *Executor) recover(ctx context.Context) error {
 			h.Release()
 			return fmt.Errorf("writing the receipt of call %s: %w", u.Sent.Call, err)
 		}
-		if err := e.copy.Append(copylog.Line{Kind: copylog.KindLateReceipt, Call: u.Sent.Call, Stub: stubFP}); err != nil {
+		if err := e.copyAppend(copylog.Line{Kind: copylog.KindLateReceipt, Call: u.Sent.Call, Stub: stubFP}); err != nil {
 			return fmt.Errorf("writing the copy: %w", err)
 		}
 		if when.After(e.lastWhen) {

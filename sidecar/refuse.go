@@ -5,8 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"go.opentelemetry.io/otel/codes"
-
 	"github.com/seed-6e06167c/mcp-executor/copylog"
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
@@ -32,6 +30,7 @@ type refusal struct {
 func (s *Session) refuse(tc *toolCall, r refusal) {
 	e := s.e
 	defer s.release(tc)
+	tc.decide(DecisionRefused)
 	if r.refused == "" {
 		r.refused = r.reason
 	}
@@ -43,10 +42,13 @@ func (s *Session) refuse(tc *toolCall, r refusal) {
 		f := receipt.DenialFields{Slip: e.slipFP, Action: r.action, Amount: r.amount, Reason: r.reason, By: e.set.Name, When: now}
 		line, err := f.Sign(tc.ctx, e.exec)
 		if err == nil {
-			err = e.book.Append(line)
+			err = tc.durable(fileBook, func() error { return e.book.Append(line) })
+		}
+		if err == nil {
+			e.bookAppended(tc.ctx, "denial", line)
 		}
 		if err != nil {
-			e.log.Error("a denial could not be written to the book", slog.String("call", tc.ourID), slog.String("error", err.Error()))
+			tc.log().Error("a denial could not be written to the book", slog.String("error", err.Error()))
 			unwritten = "the book could not take the denial: " + err.Error()
 		} else {
 			denialFP = line.Refusal.Fingerprint
@@ -86,7 +88,7 @@ func (s *Session) refuse(tc *toolCall, r refusal) {
 		s.replyCallError(tc, wire.CodeNotTaken, "not taken: the refusal could not be written", nil)
 		return
 	}
-	tc.span.SetStatus(codes.Error, "refused: "+r.refused)
+	tc.refused(r.refused, denialFP)
 	s.logCall(tc, "call refused", slog.String("refused", r.refused), slog.String("codes", strings.Join(r.codes, ",")),
 		slog.Bool("denialWritten", denialFP != ""))
 	s.answerCall(tc, wire.ResultLine(tc.clientID, result))

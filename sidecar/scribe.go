@@ -37,6 +37,7 @@ func (e *Executor) commit(tc *toolCall) {
 	out := tc.out
 	switch out.kind {
 	case outNotSent:
+		tc.decide(DecisionNoRecord)
 		tc.hold.Release()
 		e.forgetApproval(tc)
 		e.later(func() {
@@ -45,6 +46,7 @@ func (e *Executor) commit(tc *toolCall) {
 		})
 		return
 	case outWithdrawn:
+		tc.decide(DecisionWithdrawn)
 		tc.hold.Release()
 		e.forgetApproval(tc)
 		s.appendCopy(copylog.Line{Kind: copylog.KindWithdrawn, Call: tc.ourID})
@@ -68,7 +70,9 @@ func (e *Executor) commit(tc *toolCall) {
 		details, approvalFP := tc.stubDetails(doc)
 		f := receipt.StubFields{Slip: e.slipFP, Seq: pos.Seq, Previous: pos.Previous, Action: tc.action, Amount: tc.amount,
 			With: e.set.Service, Details: details, When: tc.when, Approval: approvalFP}
+		endSign := tc.child(spanSign)
 		line, err = f.Sign(ctx, e.agent, e.exec, time.Now().UTC())
+		endSign(err)
 		line.Approval = tc.approval
 	}
 	if err != nil {
@@ -104,7 +108,7 @@ func (e *Executor) finishCommit(tc *toolCall, line book.Line, doc record.Detail)
 	s := tc.s
 	defer s.release(tc)
 	out := tc.out
-	err := e.book.AppendStub(tc.hold, line)
+	err := tc.durable(fileBook, func() error { return e.book.AppendStub(tc.hold, line) })
 	if err != nil {
 		e.bookBroken.Store(true)
 		e.stop("the book could not be written: " + err.Error())
@@ -113,11 +117,13 @@ func (e *Executor) finishCommit(tc *toolCall, line book.Line, doc record.Detail)
 	}
 	faultPoint("after-stub")
 	e.forgetApproval(tc)
+	e.bookAppended(tc.ctx, "stub", line)
 	stubFP := line.Stub.Fingerprint
-	if err := e.copy.Append(copylog.Line{Kind: copylog.KindReceipt, Call: tc.ourID, Stub: stubFP,
+	if err := e.copyAppend(copylog.Line{Kind: copylog.KindReceipt, Call: tc.ourID, Stub: stubFP,
 		Outcome: &doc}); err != nil {
 		e.stop("the copy could not be written: " + err.Error())
 	}
+	tc.decide(DecisionAllowed)
 	tc.span.SetAttributes(attribute.String(AttrStub, stubFP))
 	switch {
 	case out.kind == outResult || out.kind == outError || out.kind == outUnreadable && out.line != nil:
@@ -125,6 +131,7 @@ func (e *Executor) finishCommit(tc *toolCall, line book.Line, doc record.Detail)
 			slog.Bool("unreadable", out.kind == outUnreadable))
 		s.answerCall(tc, wire.SpliceID(out.line, out.idSpan, tc.clientID))
 	default: // no answer, or one that cannot reach the client as it is
+		tc.span.SetAttributes(attribute.String(AttrErrorType, outcomeErrorType(out.kind)))
 		tc.span.SetStatus(codes.Error, out.noAnswerText())
 		s.logCall(tc, "call had no answer", slog.String("stub", stubFP), slog.String("why", out.noAnswerText()))
 		data := []byte(`{"red.prova/stub":`)
@@ -160,11 +167,13 @@ const AttrStub = "mcp_executor.stub"
 func (e *Executor) notWritten(tc *toolCall, doc record.Detail, why string) {
 	s := tc.s
 	tc.hold.Release()
-	if err := e.copy.Append(copylog.Line{Kind: copylog.KindNotWritten, Call: tc.ourID,
+	if err := e.copyAppend(copylog.Line{Kind: copylog.KindNotWritten, Call: tc.ourID,
 		Outcome: &doc, Reason: why}); err != nil {
 		e.stop("the copy could not be written: " + err.Error())
 	}
+	tc.decide(DecisionAllowed) // it was sent; its receipt is written at the next start
+	tc.span.SetAttributes(attribute.String(AttrErrorType, "receipt-not-written"))
 	tc.span.SetStatus(codes.Error, "receipt not written")
-	s.log.Error("the receipt of a call could not be written", slog.String("call", tc.ourID), slog.String("why", why))
+	tc.log().Error("the receipt of a call could not be written", slog.String("why", why))
 	s.replyCallError(tc, codeInternalError, "the receipt of this call could not be written; the executor takes no more calls until it is started again", nil)
 }

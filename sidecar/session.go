@@ -63,20 +63,21 @@ type Session struct {
 	toSrv  *wire.Writer
 	ids    callIDs
 
-	mu         sync.Mutex
-	requests   map[string]*passRequest // by our id
-	order      *list.List              // our ids of requests, oldest first
-	lists      int                     // tools/list requests waiting
-	reqByCli   map[string]string       // client id → our id, requests other than tool calls
-	calls      map[string]*toolCall    // by our id: sent, not yet answered
-	callsByCli map[string]*toolCall    // client id → tool call waiting or sent
-	ended      map[string]struct{}     // our ids of tool calls that ended
-	endedOrder []string
-	waiting    int           // tool calls taken and not yet finished
-	idle       chan struct{} // closed (and cleared) when waiting reaches 0; set by drainCalls
-	serverGone bool
-	callsWG    sync.WaitGroup
-	dropped    atomic.Int64 // lines from the server dropped, never handed to the client
+	mu               sync.Mutex
+	requests         map[string]*passRequest // by our id
+	order            *list.List              // our ids of requests, oldest first
+	lists            int                     // tools/list requests waiting
+	reqByCli         map[string]string       // client id → our id, requests other than tool calls
+	calls            map[string]*toolCall    // by our id: sent, not yet answered
+	callsByCli       map[string]*toolCall    // client id → tool call waiting or sent
+	ended            map[string]struct{}     // our ids of tool calls that ended
+	endedOrder       []string
+	waiting          int           // tool calls taken and not yet finished
+	idle             chan struct{} // closed (and cleared) when waiting reaches 0; set by drainCalls
+	serverGone       bool
+	callsWG          sync.WaitGroup
+	dropped          atomic.Int64 // lines from the server dropped, never handed to the client
+	sessionTelemetry              // its id for the spans (telemetry.go)
 
 	// sending holds the calls admit has started sending (only admit
 	// touches it until admitQ is closed): at the end of the client's input
@@ -431,6 +432,7 @@ func (s *Session) fromServer(line []byte) {
 // its size and SHA-256 only.
 func (s *Session) dropFromServer(line []byte, why string) {
 	n := s.dropped.Add(1)
+	s.e.lineDropped()
 	s.log.Warn("a line from the tool server is dropped", slog.String("why", why), wire.LineAttr(line), slog.Int64("dropped", n))
 }
 
@@ -493,7 +495,7 @@ func (s *Session) unreadableFromServer(line []byte, err error) {
 	tc, ended, r := s.answered(ourID)
 	switch {
 	case tc != nil:
-		s.log.Warn("the tool server's answer to a call is not an acceptable message; it is not bound", slog.String("call", ourID), slog.String("why", we.Reason), wire.LineAttr(line))
+		tc.log().Warn("the tool server's answer to a call is not an acceptable message; it is not bound", slog.String("why", we.Reason), wire.LineAttr(line))
 		o := outcome{kind: outUnreadable, idSpan: span, text: text}
 		if we.Fault == wire.FaultBigNumber {
 			// One UTF-8 JSON object, each name once: the client gets it
@@ -603,6 +605,9 @@ func (s *Session) toClient(line []byte) {
 func (s *Session) replyError(id []byte, code int, message string, data []byte) {
 	if id == nil {
 		id = []byte("null")
+	}
+	if code == wire.CodeNotTaken {
+		s.e.notTakenAnswered(message)
 	}
 	s.toClient(wire.ErrorLine(id, code, message, data))
 }

@@ -21,6 +21,13 @@ type boundedSigner struct {
 	timeout time.Duration
 	tries   int
 	log     *slog.Logger
+	tel     *telemetry // nil: not observed
+}
+
+// observed makes b record its signatures' times and errors in t.
+func (b *boundedSigner) observed(t *telemetry) *boundedSigner {
+	b.tel = t
+	return b
 }
 
 // retryPause is the pause before the n-th retry (n from 1): 100 ms, 200 ms, …
@@ -39,7 +46,9 @@ func (b *boundedSigner) Keys() jwk.KeySet { return b.inner.Keys() }
 var ErrSignTimeout = errors.New("the signature ran out of time (signTimeout)")
 
 // Sign tries the inner signer up to tries times, each under its timeout.
-func (b *boundedSigner) Sign(ctx context.Context, alg string, input []byte) ([]byte, error) {
+func (b *boundedSigner) Sign(ctx context.Context, alg string, input []byte) (sig []byte, err error) {
+	start := time.Now()
+	defer func() { b.tel.signed(ctx, b.name, start, err) }()
 	var last error
 	for try := 1; try <= b.tries; try++ {
 		if try > 1 {

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/seed-6e06167c/mcp-executor/copylog"
 	"github.com/seed-6e06167c/mcp-executor/keys"
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
@@ -20,6 +23,10 @@ import (
 type OpenOptions struct {
 	ConfigPath string
 	Logger     *slog.Logger // nil: discard
+	// TracerProvider and MeterProvider make the executor's spans and
+	// metrics; nil means the global ones (the command sets them up).
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
 	// ApproveSession (stdio/serve --approve-session, never the settings
 	// file) approves every call held for approval in this process.
 	ApproveSession bool
@@ -56,7 +63,7 @@ func Open(ctx context.Context, o OpenOptions) (_ *Executor, err error) {
 	if err := p.loadRules(set, log); err != nil {
 		return nil, err
 	}
-	e := newExecutor(log, set, p.slip.Fingerprint, p.agent, p.exec, p.book, p.copy, p.rules, p.rulesFP)
+	e := newExecutor(log, set, p.slip.Fingerprint, p.agent, p.exec, p.book, p.copy, p.rules, p.rulesFP, o.TracerProvider, o.MeterProvider)
 	e.closer = cl.close
 	if err := e.begin(ctx); err != nil {
 		cerr := e.Close() // closes what the start opened
@@ -183,7 +190,7 @@ func (e *Executor) begin(ctx context.Context) error {
 		return err
 	}
 	e.pol = pol
-	if err := e.copy.Append(copylog.Line{Kind: copylog.KindStart}); err != nil {
+	if err := e.copyAppend(copylog.Line{Kind: copylog.KindStart}); err != nil {
 		return fmt.Errorf("writing the copy: %w", err)
 	}
 	e.log.Info("executor started", slog.String("name", e.set.Name), slog.String("slip", e.slipFP),

@@ -121,6 +121,7 @@ type toolCall struct {
 
 	ctx  context.Context
 	span trace.Span
+	tele *callTelemetry // its span's times and labels (telemetry.go)
 
 	// The session's calls reach the server in the order of their places
 	// in the book: a call is sent once the call before it is sent (or
@@ -141,6 +142,7 @@ func (tc *toolCall) finish(o outcome) bool {
 	tc.once.Do(func() {
 		first = true
 		tc.out = o
+		tc.serverEnded(o)
 		s := tc.s
 		s.mu.Lock()
 		if tc.timer != nil {
@@ -181,16 +183,19 @@ func (s *Session) takeCall(line []byte, m *wire.Message) {
 	s.mu.Lock()
 	if s.admitQ == nil || s.e.stopped.Load() {
 		s.mu.Unlock()
+		s.notTakenCall(m, "not taken: "+ErrStopped.Error())
 		s.replyError(m.ID, wire.CodeNotTaken, "not taken: "+ErrStopped.Error(), nil)
 		return
 	}
 	if s.e.draining.Load() {
 		s.mu.Unlock()
+		s.notTakenCall(m, "not taken: the executor is stopping")
 		s.replyError(m.ID, wire.CodeNotTaken, "not taken: the executor is stopping", nil)
 		return
 	}
 	if s.waiting >= s.e.set.MaxWaiting {
 		s.mu.Unlock()
+		s.notTakenCall(m, "not taken: too many calls are waiting")
 		s.replyError(m.ID, wire.CodeNotTaken, "not taken: too many calls are waiting", nil)
 		return
 	}
@@ -204,12 +209,15 @@ func (s *Session) takeCall(line []byte, m *wire.Message) {
 		s.mu.Unlock()
 		s.log.Warn("a call is not taken: the bytes of the calls in flight would pass maxBytesWaiting",
 			slog.Int64("bytes", size), slog.Int64("maxBytesWaiting", s.e.set.MaxBytesWaiting))
+		s.notTakenCall(m, "not taken: maxBytesWaiting")
 		s.replyError(m.ID, wire.CodeNotTaken, "not taken: the calls in flight hold too many bytes (maxBytesWaiting)", nil)
 		return
 	}
 	s.waiting++
 	s.callsWG.Add(1)
 	tc := &toolCall{s: s, line: line, size: size, msg: m, clientID: clone(m.ID), ourID: s.ids.next(), done: make(chan struct{})}
+	tc.ctx, tc.span, tc.tele = s.startCall(m)
+	tc.span.SetAttributes(attribute.String(AttrCallID, tc.ourID))
 	s.callsByCli[string(m.ID)] = tc
 	s.admitQ <- tc
 	s.mu.Unlock()
@@ -226,6 +234,7 @@ func (s *Session) freeSlot(tc *toolCall) {
 		return
 	}
 	tc.slotFree = true
+	tc.recordCall()
 	s.e.giveBytes(tc.size)
 	s.waiting--
 	if s.waiting == 0 && s.idle != nil {
@@ -247,6 +256,7 @@ func (e *Executor) takeBytes(n int64) bool {
 	}
 	e.bytesWaiting.Add(n)
 	e.inflight++
+	e.inFlight(1, n)
 	return true
 }
 
@@ -256,6 +266,7 @@ func (e *Executor) giveBytes(n int64) {
 	defer e.inflightMu.Unlock()
 	e.bytesWaiting.Add(-n)
 	e.inflight--
+	e.inFlight(-1, -n)
 	if e.inflight == 0 && e.idle != nil {
 		close(e.idle)
 		e.idle = nil
@@ -300,9 +311,7 @@ func (s *Session) replyCallError(tc *toolCall, code int, message string, data []
 func (s *Session) release(tc *toolCall) {
 	tc.releaseQuota()
 	s.freeSlot(tc)
-	if tc.span != nil {
-		tc.span.End()
-	}
+	tc.endCall()
 	s.callsWG.Done()
 }
 
@@ -311,9 +320,15 @@ func (s *Session) release(tc *toolCall) {
 // the order the client sent them.
 func (s *Session) admit(tc *toolCall) {
 	// A call's records are written whatever happens to the session's
-	// context (a stop signal): its context keeps the span, not the cancel.
-	tc.ctx, tc.span = tracer.Start(context.WithoutCancel(s.ctx), "tools/call", trace.WithAttributes(attribute.String(AttrCallID, tc.ourID)))
-	if !s.stillWanted(tc) || !s.judge(tc) {
+	// context (a stop signal): its context (made by takeCall) keeps the
+	// span, not the cancel.
+	if !s.stillWanted(tc) {
+		return
+	}
+	endJudge := tc.child(spanJudge)
+	ok := s.judge(tc)
+	endJudge(nil)
+	if !ok {
 		return
 	}
 	if s.holdsFor(tc) {
@@ -332,10 +347,13 @@ func (s *Session) stillWanted(tc *toolCall) bool {
 	switch {
 	case st == stateWithdrawn:
 		s.appendCopy(copylog.Line{Kind: copylog.KindWithdrawn, Call: tc.ourID})
+		tc.decide(DecisionWithdrawn)
 		tc.span.SetStatus(codes.Error, "withdrawn")
 	case gone:
+		tc.decide(DecisionNotTaken)
 		s.replyCallError(tc, wire.CodeNoAnswer, "no answer: the tool server ended", nil)
 	case s.e.stopped.Load():
+		tc.decide(DecisionNotTaken)
 		s.replyCallError(tc, wire.CodeNotTaken, "not taken: "+ErrStopped.Error(), nil)
 	default:
 		return true
@@ -353,15 +371,17 @@ func (s *Session) judge(tc *toolCall) bool {
 	e := s.e
 	name, args, meta, ok := callParams(tc.msg)
 	if !ok || !settings.ToolNameOK(name) {
+		tc.decide(DecisionInvalid)
 		s.replyCallError(tc, wire.CodeInvalidParams, "the tool name must be 1 to 128 letters, digits, _, - and .", nil)
 		s.release(tc)
 		return false
 	}
 	tc.tool = name
-	tc.span.SetAttributes(attribute.String(AttrTool, name))
 	rule, listed := e.toolRule(name)
+	tc.named(name, listed)
 	if !listed {
 		if e.forwardUnlisted() {
+			tc.decide(DecisionForwarded)
 			s.release(tc)
 			s.forward(tc.line, tc.msg)
 			return false
@@ -401,7 +421,8 @@ func (s *Session) judge(tc *toolCall) bool {
 			codes: []string{CodeArgumentsUnreadable}, why: "the arguments cannot be written in the one form of RFC 8785"})
 		return false
 	}
-	tc.details = e.callDetails(tc, argFP, meta)
+	_ = meta // the trace id is the span context's (tc.tele), extracted from the same _meta
+	tc.details = e.callDetails(tc, argFP)
 	return true
 }
 
@@ -415,7 +436,7 @@ func argumentsFingerprint(args []byte) (string, error) {
 }
 
 // callDetails are the documents a call's stub names before its outcome.
-func (e *Executor) callDetails(tc *toolCall, argFP, traceparent string) []record.Detail {
+func (e *Executor) callDetails(tc *toolCall, argFP string) []record.Detail {
 	details := []record.Detail{
 		{Name: receipt.LabelArguments, SHA256: argFP},
 		record.TextDetail(receipt.LabelToolName, tc.tool),
@@ -425,7 +446,7 @@ func (e *Executor) callDetails(tc *toolCall, argFP, traceparent string) []record
 	if server := e.serverOf(tc.tool); server != "" {
 		details = append(details, record.TextDetail(receipt.LabelServer, server))
 	}
-	if tid := traceID(traceparent); tid != "" {
+	if tid := tc.tele.traceIDOf(); tid != "" {
 		details = append(details, record.TextDetail(receipt.LabelTraceID, tid))
 	}
 	if e.rulesFP != "" {
@@ -442,6 +463,7 @@ func (s *Session) reserve(tc *toolCall) {
 	e.admitMu.Lock()
 	if e.stopped.Load() {
 		e.admitMu.Unlock()
+		tc.decide(DecisionNotTaken)
 		s.replyCallError(tc, wire.CodeNotTaken, "not taken: "+ErrStopped.Error(), nil)
 		s.release(tc)
 		return
@@ -507,7 +529,7 @@ func (s *Session) send(tc *toolCall) {
 	sent := copylog.Line{Kind: copylog.KindSent, When: tc.when, Call: tc.ourID, Tool: tc.tool, Action: tc.action,
 		Amount: tc.amount, Slip: e.slipFP, RequestID: tc.ourID, Details: tc.details}
 	faultPoint("before-copy-sent")
-	if err := e.copy.Append(sent); err != nil {
+	if err := tc.durable(fileCopy, func() error { return e.copyAppend(sent) }); err != nil {
 		e.stop("the copy could not be written: " + err.Error())
 		tc.finish(outcome{kind: outNotSent})
 		return
@@ -527,12 +549,13 @@ func (s *Session) send(tc *toolCall) {
 		if err != nil {
 			// The server gets the call as the client wrote it; the stub
 			// still names the call id.
-			s.log.Warn("the call id could not be put in the call's _meta; it is sent without it",
-				slog.String("call", tc.ourID), slog.String("error", err.Error()))
+			tc.log().Warn("the call id could not be put in the call's _meta; it is sent without it",
+				slog.String("error", err.Error()))
 		} else {
 			out = withMeta
 		}
 	}
+	out = tc.toServer(out)
 	s.mu.Lock()
 	select {
 	case <-tc.done:
@@ -556,7 +579,7 @@ func (s *Session) send(tc *toolCall) {
 	s.mu.Unlock()
 	if err := s.toSrv.WriteLine(out); err != nil {
 		// Its stub must not say the server had it.
-		s.log.Warn("a call could not be written to the tool server", slog.String("call", tc.ourID), slog.String("error", err.Error()))
+		tc.log().Warn("a call could not be written to the tool server", slog.String("error", err.Error()))
 		tc.finish(outcome{kind: outNotDelivered})
 		return
 	}
@@ -603,13 +626,17 @@ func callParams(m *wire.Message) (name string, args []byte, traceparent string, 
 
 // appendCopy writes a line to the copy; a failure stops the executor.
 func (s *Session) appendCopy(ln copylog.Line) {
-	if err := s.e.copy.Append(ln); err != nil {
+	if err := s.e.copyAppend(ln); err != nil {
 		s.e.stop("the copy could not be written: " + err.Error())
 	}
 }
 
 // logCall logs a call's end without any argument value.
 func (s *Session) logCall(tc *toolCall, what string, attrs ...slog.Attr) {
-	attrs = append([]slog.Attr{slog.String("call", tc.ourID), slog.String("tool", tc.tool)}, attrs...)
+	ids := make([]slog.Attr, 0, 4+len(attrs))
+	for _, a := range tc.logAttrs() {
+		ids = append(ids, a.(slog.Attr))
+	}
+	attrs = append(append(ids, slog.String("tool", tc.tool)), attrs...)
 	s.log.LogAttrs(tc.ctx, slog.LevelInfo, what, attrs...)
 }

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
 	"github.com/seed-6e06167c/mcp-executor/sidecar"
@@ -38,7 +39,7 @@ func TestOneSpanPerToolCall(t *testing.T) {
 	h.done <- 0
 	var ids []string
 	for _, s := range rec.Ended() {
-		if s.Name() != "tools/call" {
+		if s.SpanKind() != trace.SpanKindServer || !strings.HasPrefix(s.Name(), "tools/call") {
 			continue
 		}
 		for _, a := range s.Attributes() {

@@ -17,7 +17,9 @@
 //
 //	OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_TRACES_EXPORTER,
 //	OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES and the other standard OTEL_* variables: where the
-//	traces go (one span per tool call). No endpoint set: no traces are sent.
+//	traces and metrics go by OTLP/HTTP (a span per tool call, joined to the client's traceparent).
+//	No endpoint set: nothing is sent. Metrics are also served as Prometheus text on /metrics at
+//	serve's --health address. OTEL_SDK_DISABLED=true turns both off.
 //	MCP_EXECUTOR_LOG_LEVEL: debug, info (default), warn or error. Logs are JSON on standard error.
 //
 // Standard output carries only the MCP protocol (stdio, bridge) or the command's report.
@@ -44,7 +46,7 @@ func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	shutdownTracing, err := setupTracing(ctx)
+	tel, err := setupTelemetry(ctx)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "mcp-executor: setting up OpenTelemetry: %v\n", err)
 		return cli.ExitUsage
@@ -55,9 +57,10 @@ func run() int {
 		Stdout:  os.Stdout,
 		Stderr:  os.Stderr,
 		Version: version,
+		Metrics: tel.metrics,
 	})
-	if err := shutdownTracing(context.Background()); err != nil {
-		fmt.Fprintf(os.Stderr, "mcp-executor: flushing traces: %v\n", err)
+	if err := tel.shutdown(context.Background()); err != nil {
+		fmt.Fprintf(os.Stderr, "mcp-executor: flushing telemetry: %v\n", err)
 	}
 	return code
 }

@@ -28,8 +28,16 @@ func JCS(raw []byte) ([]byte, error) {
 	return out, nil
 }
 
-// JCSFingerprint is Fingerprint(JCS(raw)).
+// JCSFingerprint is Fingerprint(JCS(raw)). It hashes the RFC 8785 form as
+// it reads raw, without building it (jcsHash); text that way does not take
+// goes the library's way, whose verdict stands.
 func JCSFingerprint(raw []byte) (string, error) {
+	if err := checkJCSInput(raw); err != nil {
+		return "", err
+	}
+	if sum, err := jcsHash(raw); err == nil {
+		return B64(sum), nil
+	}
 	out, err := JCS(raw)
 	if err != nil {
 		return "", err

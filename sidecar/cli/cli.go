@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"sort"
 	"strings"
@@ -32,6 +33,9 @@ type Env struct {
 	Stdout  io.Writer
 	Stderr  io.Writer
 	Version string
+	// Metrics serves the process's metrics as Prometheus text: serve mounts it as /metrics on its
+	// --health address. nil: no /metrics.
+	Metrics http.Handler
 }
 
 type command struct {

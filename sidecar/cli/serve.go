@@ -89,6 +89,7 @@ const DefaultMaxSessions = 8
 // up to o.drain, cuts what is left, and closes the executor after the last stub is written.
 func serve(ctx context.Context, o serveOptions) error {
 	hs := socket.NewHealth("keys", "book", "copy", "socket")
+	hs.Metrics = o.env.Metrics
 	if err := startHealth(ctx, o, hs); err != nil {
 		return err
 	}

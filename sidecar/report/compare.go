@@ -54,7 +54,7 @@ func (r *CompareResult) OK() bool { return r.Report.OK() && len(r.Approvals) == 
 
 // CompareCopy holds the executor's copy against the book. It writes
 // nothing and takes no lock, so it may run beside a running executor: the
-// copy is read with copylog.ReadFile and the book line by line. The
+// copy and the book are read line by line. The
 // copy key must exist (compare makes none), and so must the book. An error
 // means the comparison could not be made at all.
 func CompareCopy(ctx context.Context, o CompareOptions) (*CompareResult, error) {
@@ -86,14 +86,19 @@ func CompareCopy(ctx context.Context, o CompareOptions) (*CompareResult, error) 
 	}
 	view := bookView(set.Service, res.BookCheck, entries)
 
-	lines, err := copylog.ReadFile(set.Executor.Copy, key, set.Name)
-	if err != nil {
+	// The copy is read line by line; compare keeps a small record per call.
+	side := copylog.NewCopySide()
+	if err := copylog.ReadFileFunc(set.Executor.Copy, key, set.Name, func(ln copylog.Line) error {
+		side.Add(ln)
+		return nil
+	}); err != nil {
 		res.Report = copylog.CopyUnreadable(err, view)
+		side = copylog.NewCopySide() // lines of a copy that does not verify count for nothing
 	} else {
-		res.Report = copylog.Compare(lines, view)
-		res.Approvals = copylog.ApprovalProblems(lines, view)
+		res.Report = side.Compare(view)
+		res.Approvals = side.ApprovalProblems(view)
 	}
-	res.Rules = rulesInRecords(view.Service, entries, lines)
+	res.Rules = rulesInRecords(view.Service, entries, side.DenialRules())
 	return res, nil
 }
 
@@ -147,7 +152,7 @@ func bookView(service string, check *book.Report, entries []book.FileEntry) copy
 // rulesInRecords counts, for each rules fingerprint the executor's
 // receipts (in the book) and denials (in the copy) name, how many name it,
 // and says whether a slip in the book states it.
-func rulesInRecords(service string, entries []book.FileEntry, lines []copylog.Line) []RulesUse {
+func rulesInRecords(service string, entries []book.FileEntry, denialRules map[string]int) []RulesUse {
 	uses := map[string]*RulesUse{}
 	use := func(fp string) *RulesUse {
 		u := uses[fp]
@@ -168,10 +173,8 @@ func rulesInRecords(service string, entries []book.FileEntry, lines []copylog.Li
 			use(rules).Receipts++
 		}
 	}
-	for _, ln := range lines {
-		if ln.Kind == copylog.KindDenial && ln.Rules != "" {
-			use(ln.Rules).Denials++
-		}
+	for fp, n := range denialRules {
+		use(fp).Denials += n
 	}
 	out := make([]RulesUse, 0, len(uses))
 	for _, u := range uses {

@@ -93,7 +93,11 @@ func TestInspectRulesInRecords(t *testing.T) {
 		{Kind: copylog.KindDenial, Rules: ""},
 		{Kind: copylog.KindSent},
 	}
-	got := rulesInRecords("executor", entries, lines)
+	side := copylog.NewCopySide()
+	for _, ln := range lines {
+		side.Add(ln)
+	}
+	got := rulesInRecords("executor", entries, side.DenialRules())
 	want := map[string]RulesUse{
 		stated: {SHA256: stated, Receipts: 2, Denials: 0, Stated: true},
 		other:  {SHA256: other, Receipts: 0, Denials: 1, Stated: false},

@@ -35,7 +35,7 @@ var readTools = []string{"echo", "slow", "silent", "exit", "huge", "twice", "flo
 // newEnv builds a working folder whose tool server is this test binary as
 // the server of the given kind; it returns the folder and the server's
 // record file. settings are extra members of the settings file.
-func newEnv(t *testing.T, kind string, settings map[string]any) (*devsetup.Env, string) {
+func newEnv(t testing.TB, kind string, settings map[string]any) (*devsetup.Env, string) {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
@@ -121,7 +121,7 @@ func (l *boundedBuffer) Total() int64 {
 // executor is one run of the binary on a working folder, reached over real
 // pipes by raw JSON-RPC lines.
 type executor struct {
-	t      *testing.T
+	t      testing.TB
 	cmd    *exec.Cmd
 	in     io.WriteCloser
 	out    *bufio.Reader
@@ -141,7 +141,7 @@ type lineOrErr struct {
 
 // start runs bin (executorBin or faultBin) with `stdio --config` on env,
 // with extra environment variables (NAME=value).
-func start(t *testing.T, bin string, env *devsetup.Env, extra ...string) *executor {
+func start(t testing.TB, bin string, env *devsetup.Env, extra ...string) *executor {
 	t.Helper()
 	x := &executor{t: t, stderr: &boundedBuffer{}, lines: make(chan lineOrErr, 64), done: make(chan struct{})}
 	x.cmd = exec.Command(bin, "stdio", "--config", env.SettingsPath)
@@ -359,7 +359,7 @@ func callLine(id, tool, args string) string {
 	return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args + `}}`
 }
 
-func decode(t *testing.T, line []byte) map[string]any {
+func decode(t testing.TB, line []byte) map[string]any {
 	t.Helper()
 	var m map[string]any
 	d := json.NewDecoder(bytes.NewReader(line))

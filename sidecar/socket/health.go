@@ -18,6 +18,8 @@ type Health struct {
 	checks map[string]error // name → nil when ready
 	order  []string
 	dead   error // set by SetDead: /healthz fails too
+	// Metrics, when set before the endpoint is served, answers GET /metrics.
+	Metrics http.Handler
 }
 
 // SetDead says the process is no longer of use (the executor stopped taking calls): /healthz and
@@ -98,6 +100,9 @@ func (h *Health) Handler() http.Handler {
 		}
 		_ = json.NewEncoder(w).Encode(map[string]any{"ready": ok, "checks": states})
 	})
+	if h.Metrics != nil {
+		mux.Handle("GET /metrics", h.Metrics)
+	}
 	return mux
 }
 

@@ -39,7 +39,11 @@ func NewReaderMax(r io.Reader, limit int) *Reader {
 // without LF is returned at EOF; after it ReadLine returns io.EOF. Other
 // errors are the underlying reader's.
 func (r *Reader) ReadLine() ([]byte, error) {
-	var line []byte
+	// A line longer than the buffer is kept as the buffer's chunks and
+	// joined once at its end into a slice of its exact size: growing one
+	// slice by appending would leave several times the line in garbage.
+	var parts [][]byte
+	size := 0
 	var skipped int64
 	for {
 		chunk, err := r.br.ReadSlice('\n')
@@ -50,20 +54,18 @@ func (r *Reader) ReadLine() ([]byte, error) {
 		switch {
 		case skipped > 0:
 			skipped += int64(n)
-		case len(line)+n > r.max:
-			skipped = int64(len(line) + n)
-			line = nil
-		default:
-			line = append(line, chunk[:n]...)
+		case size+n > r.max:
+			skipped = int64(size + n)
+			parts = nil
+		case n > 0:
+			parts = append(parts, append([]byte(nil), chunk[:n]...))
+			size += n
 		}
 		if err == nil {
 			if skipped > 0 {
 				return nil, &TooLongError{Length: skipped}
 			}
-			if line == nil {
-				line = []byte{}
-			}
-			return line, nil
+			return join(parts, size), nil
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
@@ -72,11 +74,27 @@ func (r *Reader) ReadLine() ([]byte, error) {
 			if skipped > 0 {
 				return nil, &TooLongError{Length: skipped}
 			}
-			if len(line) > 0 {
-				return line, nil
+			if size > 0 {
+				return join(parts, size), nil
 			}
 			return nil, io.EOF
 		}
 		return nil, err
 	}
+}
+
+// join returns parts, size bytes in all, as one new slice of that size
+// (parts itself when it is one; an empty slice, not nil, when none).
+func join(parts [][]byte, size int) []byte {
+	switch len(parts) {
+	case 0:
+		return []byte{}
+	case 1:
+		return parts[0]
+	}
+	line := make([]byte, 0, size)
+	for _, p := range parts {
+		line = append(line, p...)
+	}
+	return line
 }

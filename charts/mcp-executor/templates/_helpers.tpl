@@ -141,6 +141,12 @@ seccompProfile:
 {{- end }}
 - name: OTEL_SERVICE_NAME
   value: {{ .Values.otel.serviceName | quote }}
+{{- range $name, $value := dict "OTEL_RESOURCE_ATTRIBUTES" .Values.otel.resourceAttributes "OTEL_TRACES_EXPORTER" .Values.otel.tracesExporter "OTEL_METRICS_EXPORTER" .Values.otel.metricsExporter "OTEL_TRACES_SAMPLER" .Values.otel.tracesSampler "OTEL_TRACES_SAMPLER_ARG" .Values.otel.tracesSamplerArg "OTEL_METRIC_EXPORT_INTERVAL" .Values.otel.metricExportInterval }}
+{{- if $value }}
+- name: {{ $name }}
+  value: {{ $value | quote }}
+{{- end }}
+{{- end }}
 {{- with .Values.otel.extraEnv }}
 {{ toYaml . }}
 {{- end }}

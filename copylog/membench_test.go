@@ -1,0 +1,156 @@
+package copylog
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// BenchmarkCompareMemory reads copies of 1,000, 10,000 and 90,000 calls
+// (a sent and a receipt line each, real tags) in child processes (this test
+// binary run again) and reports each child's peak RSS (VmHWM): "stream" is
+// what compare does (ReadFileFunc into a CopySide), "slice" the old way
+// (ReadFile, every line in memory, then Compare). The book view is empty,
+// so the figures are the copy side's alone.
+func BenchmarkCompareMemory(b *testing.B) {
+	dir := b.TempDir()
+	for _, mode := range []string{"stream", "slice"} {
+		for _, n := range []int{1000, 10000, 90000} {
+			path := filepath.Join(dir, fmt.Sprintf("copy-%d.jsonl", n))
+			if _, err := os.Stat(path); err != nil {
+				writeBenchCopy(b, path, n)
+			}
+			b.Run(fmt.Sprintf("mode=%s/calls=%d", mode, n), func(b *testing.B) {
+				var hwm int64
+				for b.Loop() {
+					hwm = runCompareChild(b, mode, path, n)
+				}
+				b.ReportMetric(float64(hwm)/1024, "peak-MiB")
+			})
+		}
+	}
+}
+
+// writeBenchCopy writes a copy of n calls at path, line by line.
+func writeBenchCopy(tb testing.TB, path string, n int) {
+	f, err := os.Create(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	l := &Log{key: testKey, name: testName}
+	seq := int64(0)
+	put := func(ln Line) {
+		body, err := ln.body()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		seq++
+		enc, err := l.tagLine(body, seq)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if _, err := w.Write(enc); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	for i := range n {
+		call := benchCall(i)
+		put(sentLine(call))
+		put(receiptLine(call, fp("stub "+call)))
+	}
+	if err := w.Flush(); err != nil {
+		tb.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// benchCall is the id of call i: 22 characters, like a real call id.
+func benchCall(i int) string { return fmt.Sprintf("call-%017d", i) }
+
+const compareChildEnv = "MCPX_COMPARE_BENCH_CHILD"
+
+// TestCompareBenchChild is the child of BenchmarkCompareMemory; without its
+// environment it checks that the stream and slice ways agree on a copy.
+func TestCompareBenchChild(t *testing.T) {
+	mode, path := os.Getenv(compareChildEnv), os.Getenv("MCPX_COPY")
+	want, _ := strconv.Atoi(os.Getenv("MCPX_CALLS"))
+	if mode == "" {
+		path, want = filepath.Join(t.TempDir(), "copy.jsonl"), 50
+		writeBenchCopy(t, path, want)
+		s, l := compareByMode(t, "stream", path), compareByMode(t, "slice", path)
+		if s.Summary() != l.Summary() || len(s.Missing) != want {
+			t.Fatalf("stream %q (%d missing), slice %q", s.Summary(), len(s.Missing), l.Summary())
+		}
+		return
+	}
+	r := compareByMode(t, mode, path)
+	if r.Calls != want {
+		t.Fatalf("%d calls, want %d", r.Calls, want)
+	}
+	fmt.Printf("BENCH hwm_kb=%d\n", selfHWM(t))
+}
+
+func compareByMode(t *testing.T, mode, path string) Report {
+	book := BookView{Intact: true}
+	if mode == "slice" {
+		lines, err := ReadFile(path, testKey, testName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Compare(lines, book)
+	}
+	side := NewCopySide()
+	if err := ReadFileFunc(path, testKey, testName, func(ln Line) error { side.Add(ln); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return side.Compare(book)
+}
+
+// selfHWM is this process's VmHWM in KiB.
+func selfHWM(t *testing.T) int64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatal("no VmHWM in /proc/self/status")
+	return 0
+}
+
+func runCompareChild(b *testing.B, mode, path string, n int) int64 {
+	b.Helper()
+	cmd := exec.CommandContext(context.Background(), os.Args[0], "-test.run=^TestCompareBenchChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), compareChildEnv+"="+mode, "MCPX_COPY="+path, "MCPX_CALLS="+strconv.Itoa(n))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		b.Fatalf("%s %s: %v\n%s", mode, path, err, out)
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		if rest, ok := strings.CutPrefix(l, "BENCH hwm_kb="); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return kb
+		}
+	}
+	b.Fatalf("no BENCH line from the child:\n%s", out)
+	return 0
+}
