@@ -511,7 +511,18 @@ func (tc *toolCall) log() *slog.Logger {
 // logAttrs are the call id, trace id and span id every log line about a
 // call carries.
 func (tc *toolCall) logAttrs() []any {
-	attrs := []any{slog.String("call", tc.ourID)}
+	ids := tc.idAttrs()
+	attrs := make([]any, len(ids))
+	for i, a := range ids {
+		attrs[i] = a
+	}
+	return attrs
+}
+
+// idAttrs are the attributes naming the call in a log line: its call id,
+// and its trace and span ids when it has a span.
+func (tc *toolCall) idAttrs() []slog.Attr {
+	attrs := []slog.Attr{slog.String("call", tc.ourID)}
 	if tc.span != nil {
 		if sc := tc.span.SpanContext(); sc.IsValid() {
 			attrs = append(attrs, slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))

@@ -633,10 +633,6 @@ func (s *Session) appendCopy(ln copylog.Line) {
 
 // logCall logs a call's end without any argument value.
 func (s *Session) logCall(tc *toolCall, what string, attrs ...slog.Attr) {
-	ids := make([]slog.Attr, 0, 4+len(attrs))
-	for _, a := range tc.logAttrs() {
-		ids = append(ids, a.(slog.Attr))
-	}
-	attrs = append(append(ids, slog.String("tool", tc.tool)), attrs...)
+	attrs = append(append(tc.idAttrs(), slog.String("tool", tc.tool)), attrs...)
 	s.log.LogAttrs(tc.ctx, slog.LevelInfo, what, attrs...)
 }
