@@ -401,9 +401,19 @@ func (b *Book) writeLoop() {
 			b.broken = err
 			b.ledger.broken.Store(&err)
 		}
+		// The writer ends before it tells the waiters, when nothing more
+		// waits: a caller whose line is durable then sees the book idle
+		// (Checkpoint relies on it).
+		last := len(b.queue) == 0 && err == nil
+		if last {
+			b.writing = false
+		}
 		b.wmu.Unlock()
 		for _, w := range batch {
 			w.done <- err
+		}
+		if last {
+			return
 		}
 	}
 }
