@@ -267,17 +267,7 @@ func (s *Session) holdCall(tc *toolCall) {
 			codes: []string{approval.NoChannel.Code()}, why: "this call needs a person's approval, and the executor has no way to ask one"})
 		return
 	}
-	e.admitMu.Lock()
-	if e.stopped.Load() {
-		e.admitMu.Unlock()
-		tc.decide(DecisionNotTaken)
-		s.replyCallError(tc, wire.CodeNotTaken, "not taken: "+ErrStopped.Error(), nil)
-		s.release(tc)
-		return
-	}
-	if e.isCancelled() {
-		e.admitMu.Unlock()
-		s.refuseCancelled(tc)
+	if !s.lockAdmit(tc, nil) {
 		return
 	}
 	tc.when = e.stubTime()
@@ -357,19 +347,8 @@ func (s *Session) awaitApproval(ctx context.Context, tc *toolCall) {
 	// time is left out of the executor's own time (telemetry.go).
 	tc.span.SetAttributes(attribute.String("mcp_executor.approval.request", res.Request.ID))
 	tc.details = append(tc.details, record.Detail{Name: receipt.LabelApproval, SHA256: res.Approval})
-	e.admitMu.Lock()
-	if e.stopped.Load() {
-		e.admitMu.Unlock()
-		tc.held.ledger.Release()
-		tc.decide(DecisionNotTaken)
-		s.replyCallError(tc, wire.CodeNotTaken, "not taken: "+ErrStopped.Error(), nil)
-		s.release(tc)
-		return
-	}
-	if e.isCancelled() { // the slip was cancelled while the call waited (passkeyhold.go)
-		e.admitMu.Unlock()
-		tc.held.ledger.Release()
-		s.refuseCancelled(tc)
+	// the slip may have been cancelled while the call waited (passkeyhold.go)
+	if !s.lockAdmit(tc, tc.held.ledger.Release) {
 		return
 	}
 	tc.when = e.stubTime()

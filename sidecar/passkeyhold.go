@@ -301,21 +301,10 @@ func (s *Session) sendApproved(tc *toolCall, rec *record.Record) {
 		return
 	}
 	tc.approval = rec
-	e.admitMu.Lock()
-	if e.stopped.Load() {
-		e.admitMu.Unlock()
+	if !s.lockAdmit(tc, func() {
 		tc.held.ledger.Release()
 		e.forgetApproval(tc)
-		tc.decide(DecisionNotTaken)
-		s.replyCallError(tc, wire.CodeNotTaken, "not taken: "+ErrStopped.Error(), nil)
-		s.release(tc)
-		return
-	}
-	if e.isCancelled() {
-		e.admitMu.Unlock()
-		tc.held.ledger.Release()
-		e.forgetApproval(tc)
-		s.refuseCancelled(tc)
+	}) {
 		return
 	}
 	tc.when = e.stubTime()
