@@ -3,10 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"strings"
 
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -136,25 +133,17 @@ func askKubernetes(ctx context.Context, env Env, a *approvalkube.Approver, ns, r
 	in := bufio.NewReader(env.Stdin)
 	for _, it := range items {
 		fmt.Fprintf(env.Stdout, "request %s (%s), expires %s\n  %s\napprove? [y/n] ", it.RequestID, it.Name, it.ExpiresAt, it.Sentence)
-		line, err := in.ReadString('\n')
-		if err != nil && (!errors.Is(err, io.EOF) || line == "") {
-			fmt.Fprintln(env.Stdout)
-			fmt.Fprintln(env.Stdout, "no more answers on standard input; the rest still wait")
+		step := readAnswer(env, in, it.RequestID)
+		if step == inputEnded {
 			return ExitOK
 		}
-		var approved bool
-		switch strings.ToLower(strings.TrimSpace(line)) {
-		case "y", "yes":
-			approved = true
-		case "n", "no":
-			approved = false
-		default:
-			fmt.Fprintf(env.Stdout, "not answered (type y or n): request %s still waits\n", it.RequestID)
+		if step == notAnswered {
 			if once {
 				return ExitOK
 			}
 			continue
 		}
+		approved := step == saidYes
 		done, err := a.Answer(ctx, it.Name, approved, reason)
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "mcp-executor approve: %v\n", err)
