@@ -112,18 +112,7 @@ func (l *Ledger) Held() int {
 // unholdLocked takes r out of the held calls (its in-flight count stays).
 // Called with l.mu held.
 func (l *Ledger) unholdLocked(r *Reservation) {
-	list := l.held[r.slip]
-	for i, x := range list {
-		if x == r {
-			list = append(list[:i:i], list[i+1:]...)
-			break
-		}
-	}
-	if len(list) == 0 {
-		delete(l.held, r.slip)
-	} else {
-		l.held[r.slip] = list
-	}
+	dropReservation(l.held, r)
 	if r.approvalID != "" {
 		delete(l.approvals, r.approvalID)
 	}

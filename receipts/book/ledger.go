@@ -123,13 +123,11 @@ func (r *Reservation) Release() {
 	r.l.endLocked(r)
 }
 
-// endLocked takes a reservation out of flight and hands the turn on.
-func (l *Ledger) endLocked(r *Reservation) {
-	if r.done {
-		return
-	}
-	r.done = true
-	list := l.flights[r.slip]
+// dropReservation takes r out of its slip's list in bySlip, and the slip
+// out of bySlip when that leaves the list empty; it returns the rest of
+// the list, in order.
+func dropReservation(bySlip map[string][]*Reservation, r *Reservation) []*Reservation {
+	list := bySlip[r.slip]
 	for i, x := range list {
 		if x == r {
 			list = append(list[:i:i], list[i+1:]...)
@@ -137,9 +135,20 @@ func (l *Ledger) endLocked(r *Reservation) {
 		}
 	}
 	if len(list) == 0 {
-		delete(l.flights, r.slip)
+		delete(bySlip, r.slip)
 	} else {
-		l.flights[r.slip] = list
+		bySlip[r.slip] = list
+	}
+	return list
+}
+
+// endLocked takes a reservation out of flight and hands the turn on.
+func (l *Ledger) endLocked(r *Reservation) {
+	if r.done {
+		return
+	}
+	r.done = true
+	if list := dropReservation(l.flights, r); len(list) > 0 {
 		select {
 		case <-list[0].turn:
 		default:
