@@ -33,10 +33,15 @@ func (l *Ledger) counted(slip string) []*Reservation {
 // and held and in flight together, cannot jointly pass a limit. The held
 // call is nil when the action is not allowed.
 func (l *Ledger) Hold(p Proposal) (*Held, Decision) {
+	return l.hold(p, false)
+}
+
+// hold is Hold, and with approvalMissing, HoldForApproval (holdapproval.go).
+func (l *Ledger) hold(p Proposal, approvalMissing bool) (*Held, Decision) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	d := l.decideLocked(p)
-	if !d.Allowed {
+	if !d.Allowed && (!approvalMissing || !onlyApprovalMissing(d.Decision)) {
 		return nil, d.Decision
 	}
 	res := &Reservation{l: l, slip: p.Slip, when: d.when, effects: d.effects, approvalID: d.approvalID}
