@@ -161,26 +161,35 @@ func readAnswer(env Env, in *bufio.Reader, id string) answerStep {
 // askEach asks y/n on standard input for each waiting request in files,
 // answering it in the queue folder dir; with once it stops after the first.
 func askEach(env Env, dir string, files []approval.File, once bool) int {
-	in := bufio.NewReader(env.Stdin)
-	for _, f := range files {
+	return askInTurn(env, len(files), once, func(i int) string {
+		f := files[i]
 		fmt.Fprintf(env.Stdout, "request %s, expires %s\n  %s\napprove? [y/n] ", f.ID, f.ExpiresAt,
 			approval.Sentence(f.Tool, f.Action, f.Amount, f.Arguments))
-		step := readAnswer(env, in, f.ID)
+		return f.ID
+	}, func(i int, approved bool) bool {
+		if _, err := approval.AnswerFile(dir, files[i].ID, approved, time.Now()); err != nil {
+			fmt.Fprintf(env.Stderr, "mcp-executor approve: %v\n", err)
+			return false
+		}
+		fmt.Fprintf(env.Stdout, "%s request %s\n", answered(approved), files[i].ID)
+		return true
+	})
+}
+
+// askInTurn asks y/n on standard input for n requests in turn: ask writes
+// the question about request i and returns its id, answer gives the answer
+// (false: it failed, and said so on standard error). With once it stops
+// after the first.
+func askInTurn(env Env, n int, once bool, ask func(i int) string, answer func(i int, approved bool) bool) int {
+	in := bufio.NewReader(env.Stdin)
+	for i := range n {
+		step := readAnswer(env, in, ask(i))
 		if step == inputEnded {
 			return ExitOK
 		}
-		if step == notAnswered {
-			if once {
-				return ExitOK
-			}
-			continue
-		}
-		approved := step == saidYes
-		if _, err := approval.AnswerFile(dir, f.ID, approved, time.Now()); err != nil {
-			fmt.Fprintf(env.Stderr, "mcp-executor approve: %v\n", err)
+		if step != notAnswered && !answer(i, step == saidYes) {
 			return ExitFinding
 		}
-		fmt.Fprintf(env.Stdout, "%s request %s\n", answered(approved), f.ID)
 		if once {
 			return ExitOK
 		}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 
@@ -130,29 +129,17 @@ func askKubernetes(ctx context.Context, env Env, a *approvalkube.Approver, ns, r
 		fmt.Fprintf(env.Stdout, "nothing waits for approval in namespace %s\n", ns)
 		return ExitOK
 	}
-	in := bufio.NewReader(env.Stdin)
-	for _, it := range items {
+	return askInTurn(env, len(items), once, func(i int) string {
+		it := items[i]
 		fmt.Fprintf(env.Stdout, "request %s (%s), expires %s\n  %s\napprove? [y/n] ", it.RequestID, it.Name, it.ExpiresAt, it.Sentence)
-		step := readAnswer(env, in, it.RequestID)
-		if step == inputEnded {
-			return ExitOK
-		}
-		if step == notAnswered {
-			if once {
-				return ExitOK
-			}
-			continue
-		}
-		approved := step == saidYes
-		done, err := a.Answer(ctx, it.Name, approved, reason)
+		return it.RequestID
+	}, func(i int, approved bool) bool {
+		done, err := a.Answer(ctx, items[i].Name, approved, reason)
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "mcp-executor approve: %v\n", err)
-			return ExitFinding
+			return false
 		}
-		fmt.Fprintf(env.Stdout, "%s request %s as %s\n", answered(approved), it.RequestID, done.AnsweredBy)
-		if once {
-			return ExitOK
-		}
-	}
-	return ExitOK
+		fmt.Fprintf(env.Stdout, "%s request %s as %s\n", answered(approved), items[i].RequestID, done.AnsweredBy)
+		return true
+	})
 }
