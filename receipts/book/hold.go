@@ -78,15 +78,7 @@ func (h *Held) Reserve(p Proposal) (*Reservation, Decision) {
 		return nil, d.Decision
 	}
 	h.r.done = true
-	res := &Reservation{l: l, slip: p.Slip, when: d.when, effects: d.effects, approvalID: d.approvalID, turn: make(chan struct{})}
-	if len(l.flights[p.Slip]) == 0 {
-		close(res.turn)
-	}
-	l.flights[p.Slip] = append(l.flights[p.Slip], res)
-	if res.approvalID != "" {
-		l.approvals[res.approvalID] = true
-	}
-	return res, d.Decision
+	return l.flyLocked(p.Slip, d), d.Decision
 }
 
 // Release ends a held call that will not be sent. Releasing one already

@@ -74,16 +74,24 @@ func (l *Ledger) Reserve(p Proposal) (*Reservation, Decision) {
 	if !d.Allowed {
 		return nil, d.Decision
 	}
-	res := &Reservation{l: l, slip: p.Slip, when: d.when, effects: d.effects, approvalID: d.approvalID, turn: make(chan struct{})}
-	if len(l.flights[p.Slip]) == 0 {
+	res := l.flyLocked(p.Slip, d)
+	l.inflight++
+	return res, d.Decision
+}
+
+// flyLocked puts an allowed call in flight under slip, last in the send
+// order (its turn is now when nothing of the slip is in flight), with its
+// approval taken. Called with l.mu held.
+func (l *Ledger) flyLocked(slip string, d decided) *Reservation {
+	res := &Reservation{l: l, slip: slip, when: d.when, effects: d.effects, approvalID: d.approvalID, turn: make(chan struct{})}
+	if len(l.flights[slip]) == 0 {
 		close(res.turn)
 	}
-	l.flights[p.Slip] = append(l.flights[p.Slip], res)
+	l.flights[slip] = append(l.flights[slip], res)
 	if res.approvalID != "" {
 		l.approvals[res.approvalID] = true
 	}
-	l.inflight++
-	return res, d.Decision
+	return res
 }
 
 // When is the time the reservation was checked at: the time its stub states.
