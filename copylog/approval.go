@@ -157,24 +157,33 @@ func (s *CopySide) ApprovalProblems(book BookView) []string {
 
 // approvalBody writes the approval member name of ln into b.
 func approvalBody(ln *Line, name string, b map[string]any) {
+	if p := approvalText(ln, name); p != nil {
+		b[name] = *p
+	} else if name == "expiresMs" {
+		b[name] = ln.Expires.UnixMilli()
+	}
+}
+
+// approvalText is the field of ln that holds the approval member name
+// when that member is a string, or nil.
+func approvalText(ln *Line, name string) *string {
 	switch name {
 	case "request":
-		b[name] = ln.Request
+		return &ln.Request
 	case "arguments":
-		b[name] = ln.Arguments
+		return &ln.Arguments
 	case "binding":
-		b[name] = ln.Binding
-	case "expiresMs":
-		b[name] = ln.Expires.UnixMilli()
+		return &ln.Binding
 	case "answer":
-		b[name] = ln.Answer
+		return &ln.Answer
 	case "channel":
-		b[name] = ln.Channel
+		return &ln.Channel
 	case "who":
-		b[name] = ln.Who
+		return &ln.Who
 	case "approval":
-		b[name] = ln.Approval
+		return &ln.Approval
 	}
+	return nil
 }
 
 // checkApprovalField checks the value of the approval member name of ln.
@@ -212,28 +221,17 @@ func checkApprovalField(ln *Line, name string) error {
 
 // decodeApprovalMember reads the approval member name of obj into ln.
 func decodeApprovalMember(ln *Line, obj map[string]any, name string) error {
-	var err error
-	switch name {
-	case "request":
-		ln.Request, err = str(obj, name)
-	case "arguments":
-		ln.Arguments, err = str(obj, name)
-	case "binding":
-		ln.Binding, err = str(obj, name)
-	case "answer":
-		ln.Answer, err = str(obj, name)
-	case "channel":
-		ln.Channel, err = str(obj, name)
-	case "who":
-		ln.Who, err = str(obj, name)
-	case "approval":
-		ln.Approval, err = str(obj, name)
-	case "expiresMs":
-		var ms int64
-		ms, err = num(obj, name)
-		ln.Expires = time.UnixMilli(ms).UTC()
+	if p := approvalText(ln, name); p != nil {
+		v, err := str(obj, name)
+		*p = v
+		return err
 	}
-	return err
+	if name == "expiresMs" {
+		ms, err := num(obj, name)
+		ln.Expires = time.UnixMilli(ms).UTC()
+		return err
+	}
+	return nil
 }
 
 // isApproval is whether a line of kind k belongs to an approval request.

@@ -1,9 +1,6 @@
 package copylog
 
 import (
-	"bytes"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -36,31 +33,7 @@ func approvalLines() []Line {
 // TestApprovalLineLayout pins the bytes of the approval kinds and reads
 // them back.
 func TestApprovalLineLayout(t *testing.T) {
-	got := encodeLines(t, testKey, testName, approvalLines()...)
-	golden := filepath.Join("testdata", "approval-kinds.jsonl")
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("reading golden file (run with -update to write it): %v", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("lines differ from %s:\ngot:\n%s\nwant:\n%s", golden, got, want)
-	}
-	lines, err := Verify(want, testKey, testName)
-	if err != nil {
-		t.Fatalf("Verify(golden): %v", err)
-	}
-	for i, ln := range lines {
-		w := approvalLines()[i]
-		w.Seq, w.Name, w.Tag = int64(i+1), testName, ln.Tag
-		if !reflect.DeepEqual(ln, w) {
-			t.Errorf("line %d read back as %+v, want %+v", i+1, ln, w)
-		}
-	}
+	checkLayout(t, "approval-kinds.jsonl", approvalLines)
 }
 
 func TestApprovalLineFaults(t *testing.T) {

@@ -33,8 +33,16 @@ func allKinds() []Line {
 // TestLineLayout pins the bytes of every kind of line under the test key:
 // a known-answer vector for the canonical layout and the HMAC tag.
 func TestLineLayout(t *testing.T) {
-	got := encodeLines(t, testKey, testName, allKinds()...)
-	golden := filepath.Join("testdata", "every-kind.jsonl")
+	checkLayout(t, "every-kind.jsonl", allKinds)
+}
+
+// checkLayout encodes the lines made under the test key, compares them
+// with the golden file testdata/name (-update writes it), and reads the
+// golden file back as the same lines.
+func checkLayout(t *testing.T, name string, newLines func() []Line) {
+	t.Helper()
+	got := encodeLines(t, testKey, testName, newLines()...)
+	golden := filepath.Join("testdata", name)
 	if *update {
 		if err := os.WriteFile(golden, got, 0o644); err != nil {
 			t.Fatal(err)
@@ -52,7 +60,7 @@ func TestLineLayout(t *testing.T) {
 		t.Fatalf("Verify(golden): %v", err)
 	}
 	for i, ln := range lines {
-		w := allKinds()[i]
+		w := newLines()[i]
 		w.Seq, w.Name, w.Tag = int64(i+1), testName, ln.Tag
 		if !reflect.DeepEqual(ln, w) {
 			t.Errorf("line %d read back as %+v, want %+v", i+1, ln, w)

@@ -2,9 +2,7 @@ package sidecar_test
 
 import (
 	"context"
-	"encoding/json"
 	"net"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -48,20 +46,10 @@ func TestBootTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := os.ReadFile(env.SettingsPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var set map[string]any
-	if err := json.Unmarshal(raw, &set); err != nil {
-		t.Fatal(err)
-	}
-	set["vault"] = map[string]any{"address": "http://" + l.Addr().String(), "auth": map[string]any{"token": map[string]any{}}}
-	set["agent"].(map[string]any)["keys"] = "vault:secret/agent#keyset"
-	out, _ := json.Marshal(set)
-	if err := os.WriteFile(env.SettingsPath, out, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	editSettings(t, env.SettingsPath, func(set map[string]any) {
+		set["vault"] = map[string]any{"address": "http://" + l.Addr().String(), "auth": map[string]any{"token": map[string]any{}}}
+		set["agent"].(map[string]any)["keys"] = "vault:secret/agent#keyset"
+	})
 	t.Setenv("VAULT_TOKEN", "test-token")
 	_, err = sidecar.OpenBounded(context.Background(), sidecar.OpenOptions{ConfigPath: env.SettingsPath}, 500*time.Millisecond)
 	if err == nil || !strings.Contains(err.Error(), "boot timeout") {

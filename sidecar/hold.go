@@ -267,17 +267,7 @@ func (s *Session) holdCall(tc *toolCall) {
 			codes: []string{approval.NoChannel.Code()}, why: "this call needs a person's approval, and the executor has no way to ask one"})
 		return
 	}
-	e.admitMu.Lock()
-	if e.stopped.Load() {
-		e.admitMu.Unlock()
-		tc.decide(DecisionNotTaken)
-		s.replyCallError(tc, wire.CodeNotTaken, "not taken: "+ErrStopped.Error(), nil)
-		s.release(tc)
-		return
-	}
-	if e.isCancelled() {
-		e.admitMu.Unlock()
-		s.refuseCancelled(tc)
+	if !s.lockAdmit(tc, nil) {
 		return
 	}
 	tc.when = e.stubTime()
@@ -309,6 +299,31 @@ func (tc *toolCall) proposal() book.Proposal {
 	return book.Proposal{Slip: e.slipFP, Action: tc.action, Amount: tc.amount, With: e.set.Service, Details: tc.details, When: tc.when}
 }
 
+// waitHub holds the call at the hub, with the wait as the call's
+// approval.hold span and its length on the call's span. When the slip was
+// cancelled meanwhile, or the wait ended in an error, it lets go of the
+// call's ledger hold, answers the call and returns false; otherwise the
+// caller goes on with the hub's result.
+func (s *Session) waitHub(ctx context.Context, tc *toolCall, c approval.Call) (approval.Result, bool) {
+	e := s.e
+	started := time.Now()
+	endHold := tc.holdStarted()
+	res, err := e.appr.hub.Hold(ctx, c)
+	endHold(err)
+	tc.span.SetAttributes(attribute.Int64("mcp_executor.approval.held_ms", time.Since(started).Milliseconds()))
+	if e.isCancelled() {
+		tc.held.ledger.Release()
+		s.refuseCancelled(tc)
+		return res, false
+	}
+	if err != nil {
+		tc.held.ledger.Release()
+		s.heldEnded(tc, err)
+		return res, false
+	}
+	return res, true
+}
+
 // awaitApproval waits for the hub's answer and sends, answers or refuses
 // the call.
 func (s *Session) awaitApproval(ctx context.Context, tc *toolCall) {
@@ -320,21 +335,11 @@ func (s *Session) awaitApproval(ctx context.Context, tc *toolCall) {
 		tc.held.ledger.Release()
 		return
 	}
-	started := time.Now()
-	endHold := tc.holdStarted()
-	res, err := e.appr.hub.Hold(ctx, c)
-	endHold(err)
-	tc.span.SetAttributes(attribute.Int64("mcp_executor.approval.held_ms", time.Since(started).Milliseconds()))
-	if e.isCancelled() {
-		tc.held.ledger.Release()
-		s.refuseCancelled(tc)
+	res, ok := s.waitHub(ctx, tc, c)
+	if !ok {
 		return
 	}
 	switch {
-	case err != nil:
-		tc.held.ledger.Release()
-		s.heldEnded(tc, err)
-		return
 	case res.Outcome == approval.Pending:
 		tc.held.ledger.Release()
 		s.answerPending(tc, res, c.NoWait)
@@ -357,19 +362,8 @@ func (s *Session) awaitApproval(ctx context.Context, tc *toolCall) {
 	// time is left out of the executor's own time (telemetry.go).
 	tc.span.SetAttributes(attribute.String("mcp_executor.approval.request", res.Request.ID))
 	tc.details = append(tc.details, record.Detail{Name: receipt.LabelApproval, SHA256: res.Approval})
-	e.admitMu.Lock()
-	if e.stopped.Load() {
-		e.admitMu.Unlock()
-		tc.held.ledger.Release()
-		tc.decide(DecisionNotTaken)
-		s.replyCallError(tc, wire.CodeNotTaken, "not taken: "+ErrStopped.Error(), nil)
-		s.release(tc)
-		return
-	}
-	if e.isCancelled() { // the slip was cancelled while the call waited (passkeyhold.go)
-		e.admitMu.Unlock()
-		tc.held.ledger.Release()
-		s.refuseCancelled(tc)
+	// the slip may have been cancelled while the call waited (passkeyhold.go)
+	if !s.lockAdmit(tc, tc.held.ledger.Release) {
 		return
 	}
 	tc.when = e.stubTime()

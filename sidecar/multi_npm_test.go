@@ -94,6 +94,27 @@ func newMultiEnv(t *testing.T, httpURL string) *multiEnv {
 	return &multiEnv{env: env, data: data}
 }
 
+// editSettings reads the settings file at path as JSON, lets edit change
+// it, and writes it back.
+func editSettings(t *testing.T, path string, edit func(set map[string]any)) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var set map[string]any
+	if err := json.Unmarshal(raw, &set); err != nil {
+		t.Fatal(err)
+	}
+	edit(set)
+	if raw, err = json.Marshal(set); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
 type step struct {
 	Op   string         `json:"op"`
 	Name string         `json:"name,omitempty"`
@@ -483,21 +504,9 @@ func (m *multiEnv) report(t *testing.T) *usageReport {
 // the content whole once approved, and report and the logs never show it.
 func TestMultiServersRedactedApproval(t *testing.T) {
 	m := newMultiEnv(t, "")
-	raw, err := os.ReadFile(m.env.SettingsPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var set map[string]any
-	if err := json.Unmarshal(raw, &set); err != nil {
-		t.Fatal(err)
-	}
-	set["tools"].(map[string]any)["fs.write_file"].(map[string]any)["approve"] = true
-	if raw, err = json.Marshal(set); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(m.env.SettingsPath, raw, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	editSettings(t, m.env.SettingsPath, func(set map[string]any) {
+		set["tools"].(map[string]any)["fs.write_file"].(map[string]any)["approve"] = true
+	})
 	secret := "sk-proj-" + strings.Repeat("Zq9", 12)
 	content := "token file\napi_key=" + secret + "\n"
 	plan, _ := json.Marshal(map[string]any{"steps": []step{{Op: "call", Name: "fs.write_file",
@@ -569,25 +578,13 @@ func TestMultiServersRedactedApproval(t *testing.T) {
 // the others.
 func TestMultiServersToolsCommandServerFails(t *testing.T) {
 	m := newMultiEnv(t, "")
-	raw, err := os.ReadFile(m.env.SettingsPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var set map[string]any
-	if err := json.Unmarshal(raw, &set); err != nil {
-		t.Fatal(err)
-	}
 	falseBin, err := exec.LookPath("false")
 	if err != nil {
 		t.Fatal(err)
 	}
-	set["servers"].(map[string]any)["ev"] = map[string]any{"command": falseBin, "passEnv": []string{"PATH"}}
-	if raw, err = json.Marshal(set); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(m.env.SettingsPath, raw, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	editSettings(t, m.env.SettingsPath, func(set map[string]any) {
+		set["servers"].(map[string]any)["ev"] = map[string]any{"command": falseBin, "passEnv": []string{"PATH"}}
+	})
 	out, code := runExecutor(t, "tools", "--config", m.env.SettingsPath)
 	if code != 1 || !strings.Contains(out, "tool server ev could not be listed") || !strings.Contains(out, "fs.read_text_file") {
 		t.Fatalf("tools exits %d:\n%s", code, out)

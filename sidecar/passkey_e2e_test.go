@@ -80,15 +80,7 @@ func signAnswer(t *testing.T, h *harness, p page.Prepared, approve bool) {
 	}
 	f := page.Signed{Request: p.Request}
 	if approve {
-		a, err := h.env.Passkey.Assert(prep.Challenge)
-		if err != nil {
-			t.Fatal(err)
-		}
-		v, err := slip.Assemble(prep, a)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.Approval = canon.MustMarshal(v)
+		f.Approval = canon.MustMarshal(signedWithPasskey(t, h.env, prep))
 	} else {
 		sum := sha256Of(page.DeclineSigningInput(p.Fingerprint))
 		a, err := h.env.Passkey.Assert(sum)
@@ -185,23 +177,9 @@ func TestPasskeyApprovalDeclineAndCancellation(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	prep, err := consent.PrepareCancellation(h.env.Slip.Fingerprint, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := h.env.Passkey.Assert(prep.Challenge)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := slip.Assemble(prep, a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(page.CancellationPath(h.env.SlipPath), canon.MustMarshal(v), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeCancellation(t, h.env)
 	refusedWith(t, await(t, h, third), "after-cancellation")
-	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "send", Arguments: map[string]any{"recipients": []string{"b"}}})
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "send", Arguments: map[string]any{"recipients": []string{"b"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,21 +264,7 @@ func TestPasskeyCancellationAtStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prep, err := consent.PrepareCancellation(env.Slip.Fingerprint, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := env.Passkey.Assert(prep.Challenge)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := slip.Assemble(prep, a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(page.CancellationPath(env.SlipPath), canon.MustMarshal(v), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeCancellation(t, env)
 	for range 2 {
 		h := launch(t, env)
 		h.record = rec
@@ -353,14 +317,7 @@ func TestPasskeyApprovedCallRecoveredAtStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := env.Passkey.Assert(prep.Challenge)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := slip.Assemble(prep, a)
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := signedWithPasskey(t, env, prep)
 	queue := filepath.Join(env.Dir, "approvals")
 	if err := os.MkdirAll(queue, 0o700); err != nil {
 		t.Fatal(err)
@@ -398,14 +355,9 @@ func TestPasskeyApprovedCallRecoveredAtStart(t *testing.T) {
 	recordsAgree(t, h)
 }
 
-// writeCancellation signs a cancellation of the env's slip with its passkey
-// and drops it beside the slip, as the person's signer does.
-func writeCancellation(t *testing.T, env *devsetup.Env) {
+// signedWithPasskey is prep signed with the env's passkey.
+func signedWithPasskey(t *testing.T, env *devsetup.Env, prep *slip.Prepared) map[string]any {
 	t.Helper()
-	prep, err := consent.PrepareCancellation(env.Slip.Fingerprint, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
 	a, err := env.Passkey.Assert(prep.Challenge)
 	if err != nil {
 		t.Fatal(err)
@@ -414,6 +366,18 @@ func writeCancellation(t *testing.T, env *devsetup.Env) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return v
+}
+
+// writeCancellation signs a cancellation of the env's slip with its passkey
+// and drops it beside the slip, as the person's signer does.
+func writeCancellation(t *testing.T, env *devsetup.Env) {
+	t.Helper()
+	prep, err := consent.PrepareCancellation(env.Slip.Fingerprint, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := signedWithPasskey(t, env, prep)
 	tmp := page.CancellationPath(env.SlipPath) + ".tmp"
 	if err := os.WriteFile(tmp, canon.MustMarshal(v), 0o600); err != nil {
 		t.Fatal(err)

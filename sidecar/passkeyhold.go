@@ -252,21 +252,11 @@ func (s *Session) awaitPasskey(ctx context.Context, tc *toolCall, prep *slip.Pre
 	_, args, _, _ := callParams(tc.msg)
 	c := approval.Call{CallID: tc.ourID, Tool: tc.tool, Action: tc.action, Amount: tc.amount, Slip: e.slipFP,
 		Arguments: args, Timeout: e.set.ApprovalTimeout(tc.tool), Prepared: prep}
-	started := time.Now()
-	endHold := tc.holdStarted()
-	res, err := e.appr.hub.Hold(ctx, c)
-	endHold(err)
-	tc.span.SetAttributes(attribute.Int64("mcp_executor.approval.held_ms", time.Since(started).Milliseconds()))
-	if e.isCancelled() {
-		tc.held.ledger.Release()
-		s.refuseCancelled(tc)
+	res, ok := s.waitHub(ctx, tc, c)
+	if !ok {
 		return
 	}
 	switch {
-	case err != nil:
-		tc.held.ledger.Release()
-		s.heldEnded(tc, err)
-		return
 	case res.Outcome == approval.Expired:
 		tc.held.ledger.Release()
 		s.refuse(tc, refusal{action: tc.action, amount: tc.amount, reason: "needs-approval", refused: "needs-approval",
@@ -301,21 +291,10 @@ func (s *Session) sendApproved(tc *toolCall, rec *record.Record) {
 		return
 	}
 	tc.approval = rec
-	e.admitMu.Lock()
-	if e.stopped.Load() {
-		e.admitMu.Unlock()
+	if !s.lockAdmit(tc, func() {
 		tc.held.ledger.Release()
 		e.forgetApproval(tc)
-		tc.decide(DecisionNotTaken)
-		s.replyCallError(tc, wire.CodeNotTaken, "not taken: "+ErrStopped.Error(), nil)
-		s.release(tc)
-		return
-	}
-	if e.isCancelled() {
-		e.admitMu.Unlock()
-		tc.held.ledger.Release()
-		e.forgetApproval(tc)
-		s.refuseCancelled(tc)
+	}) {
 		return
 	}
 	tc.when = e.stubTime()

@@ -9,8 +9,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/seed-6e06167c/mcp-executor/keys"
-	"github.com/seed-6e06167c/mcp-executor/sidecar/boot"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/toolserver"
 )
@@ -165,29 +163,9 @@ func IsExit(err error) (int, bool) {
 // serverEnv resolves the tool server's environment: the values the settings hold and the credentials
 // read from their sources. Each session reads them again, so a rotated credential is picked up.
 func serverEnv(ctx context.Context, set *settings.Settings, log *slog.Logger) (map[string]string, error) {
-	sources := map[string]string{}
-	env := map[string]string{}
-	for _, v := range set.Server.Env {
-		if v.IsValue {
-			env[v.Name] = v.Value
-		} else {
-			sources[v.Name] = v.Source
-		}
-	}
-	if len(sources) == 0 {
-		return env, nil
-	}
-	kopts, closeKeys, err := boot.KeyOptions(set, log)
-	if err != nil {
-		return nil, err
-	}
-	creds, err := keys.ResolveEnv(ctx, sources, set.Dir, kopts)
-	err = errors.Join(err, closeKeys())
+	env, err := resolveVars(ctx, set, set.Server.Env, log)
 	if err != nil {
 		return nil, fmt.Errorf("the tool server's credentials: %w", err)
-	}
-	for k, v := range creds {
-		env[k] = v
 	}
 	return env, nil
 }

@@ -460,22 +460,11 @@ func (e *Executor) callDetails(tc *toolCall, argFP string) []record.Detail {
 // to send; or refuses it.
 func (s *Session) reserve(tc *toolCall) {
 	e := s.e
-	e.admitMu.Lock()
-	if e.stopped.Load() {
-		e.admitMu.Unlock()
-		tc.decide(DecisionNotTaken)
-		s.replyCallError(tc, wire.CodeNotTaken, "not taken: "+ErrStopped.Error(), nil)
-		s.release(tc)
-		return
-	}
-	if e.isCancelled() {
-		e.admitMu.Unlock()
-		s.refuseCancelled(tc)
+	if !s.lockAdmit(tc, nil) {
 		return
 	}
 	tc.when = e.stubTime()
-	p := book.Proposal{Slip: e.slipFP, Action: tc.action, Amount: tc.amount, With: e.set.Service, Details: tc.details, When: tc.when}
-	h, d := e.ledger.Reserve(p)
+	h, d := e.ledger.Reserve(tc.proposal())
 	if consent.OnlyApprovalMissing(d) {
 		s.holdForPasskey(tc) // unlocks admitMu
 		return

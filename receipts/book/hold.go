@@ -33,10 +33,15 @@ func (l *Ledger) counted(slip string) []*Reservation {
 // and held and in flight together, cannot jointly pass a limit. The held
 // call is nil when the action is not allowed.
 func (l *Ledger) Hold(p Proposal) (*Held, Decision) {
+	return l.hold(p, false)
+}
+
+// hold is Hold, and with approvalMissing, HoldForApproval (holdapproval.go).
+func (l *Ledger) hold(p Proposal, approvalMissing bool) (*Held, Decision) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	d := l.decideLocked(p)
-	if !d.Allowed {
+	if !d.Allowed && (!approvalMissing || !onlyApprovalMissing(d.Decision)) {
 		return nil, d.Decision
 	}
 	res := &Reservation{l: l, slip: p.Slip, when: d.when, effects: d.effects, approvalID: d.approvalID}
@@ -73,15 +78,7 @@ func (h *Held) Reserve(p Proposal) (*Reservation, Decision) {
 		return nil, d.Decision
 	}
 	h.r.done = true
-	res := &Reservation{l: l, slip: p.Slip, when: d.when, effects: d.effects, approvalID: d.approvalID, turn: make(chan struct{})}
-	if len(l.flights[p.Slip]) == 0 {
-		close(res.turn)
-	}
-	l.flights[p.Slip] = append(l.flights[p.Slip], res)
-	if res.approvalID != "" {
-		l.approvals[res.approvalID] = true
-	}
-	return res, d.Decision
+	return l.flyLocked(p.Slip, d), d.Decision
 }
 
 // Release ends a held call that will not be sent. Releasing one already
@@ -112,18 +109,7 @@ func (l *Ledger) Held() int {
 // unholdLocked takes r out of the held calls (its in-flight count stays).
 // Called with l.mu held.
 func (l *Ledger) unholdLocked(r *Reservation) {
-	list := l.held[r.slip]
-	for i, x := range list {
-		if x == r {
-			list = append(list[:i:i], list[i+1:]...)
-			break
-		}
-	}
-	if len(list) == 0 {
-		delete(l.held, r.slip)
-	} else {
-		l.held[r.slip] = list
-	}
+	dropReservation(l.held, r)
 	if r.approvalID != "" {
 		delete(l.approvals, r.approvalID)
 	}

@@ -8,19 +8,7 @@ package book
 // returned is the check's own (not Allowed when the approval is missing);
 // the held call is nil when the action is refused for any other reason.
 func (l *Ledger) HoldForApproval(p Proposal) (*Held, Decision) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	d := l.decideLocked(p)
-	if !d.Allowed && !onlyApprovalMissing(d.Decision) {
-		return nil, d.Decision
-	}
-	res := &Reservation{l: l, slip: p.Slip, when: d.when, effects: d.effects, approvalID: d.approvalID}
-	l.held[p.Slip] = append(l.held[p.Slip], res)
-	if res.approvalID != "" {
-		l.approvals[res.approvalID] = true
-	}
-	l.inflight++
-	return &Held{r: res}, d.Decision
+	return l.hold(p, true)
 }
 
 // onlyApprovalMissing: the one finding is "approval-missing".

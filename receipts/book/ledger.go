@@ -74,16 +74,24 @@ func (l *Ledger) Reserve(p Proposal) (*Reservation, Decision) {
 	if !d.Allowed {
 		return nil, d.Decision
 	}
-	res := &Reservation{l: l, slip: p.Slip, when: d.when, effects: d.effects, approvalID: d.approvalID, turn: make(chan struct{})}
-	if len(l.flights[p.Slip]) == 0 {
+	res := l.flyLocked(p.Slip, d)
+	l.inflight++
+	return res, d.Decision
+}
+
+// flyLocked puts an allowed call in flight under slip, last in the send
+// order (its turn is now when nothing of the slip is in flight), with its
+// approval taken. Called with l.mu held.
+func (l *Ledger) flyLocked(slip string, d decided) *Reservation {
+	res := &Reservation{l: l, slip: slip, when: d.when, effects: d.effects, approvalID: d.approvalID, turn: make(chan struct{})}
+	if len(l.flights[slip]) == 0 {
 		close(res.turn)
 	}
-	l.flights[p.Slip] = append(l.flights[p.Slip], res)
+	l.flights[slip] = append(l.flights[slip], res)
 	if res.approvalID != "" {
 		l.approvals[res.approvalID] = true
 	}
-	l.inflight++
-	return res, d.Decision
+	return res
 }
 
 // When is the time the reservation was checked at: the time its stub states.
@@ -123,13 +131,11 @@ func (r *Reservation) Release() {
 	r.l.endLocked(r)
 }
 
-// endLocked takes a reservation out of flight and hands the turn on.
-func (l *Ledger) endLocked(r *Reservation) {
-	if r.done {
-		return
-	}
-	r.done = true
-	list := l.flights[r.slip]
+// dropReservation takes r out of its slip's list in bySlip, and the slip
+// out of bySlip when that leaves the list empty; it returns the rest of
+// the list, in order.
+func dropReservation(bySlip map[string][]*Reservation, r *Reservation) []*Reservation {
+	list := bySlip[r.slip]
 	for i, x := range list {
 		if x == r {
 			list = append(list[:i:i], list[i+1:]...)
@@ -137,9 +143,20 @@ func (l *Ledger) endLocked(r *Reservation) {
 		}
 	}
 	if len(list) == 0 {
-		delete(l.flights, r.slip)
+		delete(bySlip, r.slip)
 	} else {
-		l.flights[r.slip] = list
+		bySlip[r.slip] = list
+	}
+	return list
+}
+
+// endLocked takes a reservation out of flight and hands the turn on.
+func (l *Ledger) endLocked(r *Reservation) {
+	if r.done {
+		return
+	}
+	r.done = true
+	if list := dropReservation(l.flights, r); len(list) > 0 {
 		select {
 		case <-list[0].turn:
 		default:

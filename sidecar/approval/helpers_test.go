@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/seed-6e06167c/mcp-executor/copylog"
@@ -136,6 +137,16 @@ func hold(ctx context.Context, h *Hub, c Call) <-chan held {
 		ch <- held{r, err}
 	}()
 	return ch
+}
+
+// holdOne starts a hub with the queue alone and holds c on it until its
+// request is in the queue: the hub, the result to come, the request's id.
+func (w *world) holdOne(c Call) (*Hub, <-chan held, string) {
+	w.t.Helper()
+	h, _ := w.start(Options{}, false)
+	got := hold(w.t.Context(), h, c)
+	synctest.Wait()
+	return h, got, w.onlyRequest()
 }
 
 // onlyRequest is the id of the one request in the queue folder.

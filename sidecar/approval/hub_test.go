@@ -18,10 +18,7 @@ import (
 func TestApprovedThroughQueue(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := newWorld(t)
-		h, _ := w.start(Options{}, false)
-		got := hold(t.Context(), h, call("c1", `{"path":"a.txt","token":"s3cret"}`))
-		synctest.Wait()
-		id := w.onlyRequest()
+		_, got, id := w.holdOne(call("c1", `{"path":"a.txt","token":"s3cret"}`))
 		data, _ := os.ReadFile(filepath.Join(w.queue, FileName(id)))
 		if strings.Contains(string(data), "s3cret") || !strings.Contains(string(data), `"token": "[redacted]"`) || !strings.Contains(string(data), `"approved": null`) {
 			t.Fatalf("request file:\n%s", data)
@@ -51,10 +48,7 @@ func TestApprovedThroughQueue(t *testing.T) {
 func TestDeclinedAndExpired(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := newWorld(t)
-		h, _ := w.start(Options{}, false)
-		got := hold(t.Context(), h, call("c1", `{"path":"a"}`))
-		synctest.Wait()
-		id := w.onlyRequest()
+		h, got, id := w.holdOne(call("c1", `{"path":"a"}`))
 		w.answerFile(id, false)
 		time.Sleep(DefaultPoll)
 		if r := <-got; r.err != nil || r.res.Outcome != Declined || r.res.Answer == nil || r.res.Answer.Approved {
@@ -111,10 +105,7 @@ func TestFirstAnswerWins(t *testing.T) {
 func TestBurned(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := newWorld(t)
-		h, _ := w.start(Options{}, false)
-		got := hold(t.Context(), h, call("c1", `{"path":"a"}`))
-		synctest.Wait()
-		id := w.onlyRequest()
+		h, got, id := w.holdOne(call("c1", `{"path":"a"}`))
 		other := call("c2", `{"path":"b"}`)
 		other.Named = id
 		r, err := h.Hold(t.Context(), other)
@@ -301,10 +292,7 @@ func TestApproveSession(t *testing.T) {
 func TestBadAnswerFiles(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := newWorld(t)
-		h, _ := w.start(Options{}, false)
-		got := hold(t.Context(), h, call("c1", `{"path":"a"}`))
-		synctest.Wait()
-		id := w.onlyRequest()
+		_, got, id := w.holdOne(call("c1", `{"path":"a"}`))
 		path := filepath.Join(w.queue, FileName(id))
 		orig, _ := os.ReadFile(path)
 		for _, bad := range []string{

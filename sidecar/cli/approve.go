@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -127,37 +128,68 @@ func approveByID(env Env, dir, id string, yes, asJSON bool) int {
 	return ExitOK
 }
 
+// answerStep is what one line of standard input says of a request.
+type answerStep int
+
+const (
+	inputEnded  answerStep = iota // no more answers: the rest still wait
+	notAnswered                   // neither y nor n: the request still waits
+	saidYes
+	saidNo
+)
+
+// readAnswer reads one y/n line from in for request id, and says on
+// standard output when there is no answer.
+func readAnswer(env Env, in *bufio.Reader, id string) answerStep {
+	line, err := in.ReadString('\n')
+	if err != nil && (!errors.Is(err, io.EOF) || line == "") {
+		fmt.Fprintln(env.Stdout)
+		fmt.Fprintln(env.Stdout, "no more answers on standard input; the rest still wait")
+		return inputEnded
+	}
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return saidYes
+	case "n", "no":
+		return saidNo
+	default:
+		fmt.Fprintf(env.Stdout, "not answered (type y or n): request %s still waits\n", id)
+		return notAnswered
+	}
+}
+
 // askEach asks y/n on standard input for each waiting request in files,
 // answering it in the queue folder dir; with once it stops after the first.
 func askEach(env Env, dir string, files []approval.File, once bool) int {
-	in := bufio.NewReader(env.Stdin)
-	for _, f := range files {
+	return askInTurn(env, len(files), once, func(i int) string {
+		f := files[i]
 		fmt.Fprintf(env.Stdout, "request %s, expires %s\n  %s\napprove? [y/n] ", f.ID, f.ExpiresAt,
 			approval.Sentence(f.Tool, f.Action, f.Amount, f.Arguments))
-		line, err := in.ReadString('\n')
-		if err != nil && (err != io.EOF || line == "") {
-			fmt.Fprintln(env.Stdout)
-			fmt.Fprintln(env.Stdout, "no more answers on standard input; the rest still wait")
+		return f.ID
+	}, func(i int, approved bool) bool {
+		if _, err := approval.AnswerFile(dir, files[i].ID, approved, time.Now()); err != nil {
+			fmt.Fprintf(env.Stderr, "mcp-executor approve: %v\n", err)
+			return false
+		}
+		fmt.Fprintf(env.Stdout, "%s request %s\n", answered(approved), files[i].ID)
+		return true
+	})
+}
+
+// askInTurn asks y/n on standard input for n requests in turn: ask writes
+// the question about request i and returns its id, answer gives the answer
+// (false: it failed, and said so on standard error). With once it stops
+// after the first.
+func askInTurn(env Env, n int, once bool, ask func(i int) string, answer func(i int, approved bool) bool) int {
+	in := bufio.NewReader(env.Stdin)
+	for i := range n {
+		step := readAnswer(env, in, ask(i))
+		if step == inputEnded {
 			return ExitOK
 		}
-		var approved bool
-		switch strings.ToLower(strings.TrimSpace(line)) {
-		case "y", "yes":
-			approved = true
-		case "n", "no":
-			approved = false
-		default:
-			fmt.Fprintf(env.Stdout, "not answered (type y or n): request %s still waits\n", f.ID)
-			if once {
-				return ExitOK
-			}
-			continue
-		}
-		if _, err := approval.AnswerFile(dir, f.ID, approved, time.Now()); err != nil {
-			fmt.Fprintf(env.Stderr, "mcp-executor approve: %v\n", err)
+		if step != notAnswered && !answer(i, step == saidYes) {
 			return ExitFinding
 		}
-		fmt.Fprintf(env.Stdout, "%s request %s\n", answered(approved), f.ID)
 		if once {
 			return ExitOK
 		}

@@ -1,12 +1,8 @@
 package cli
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"strings"
 
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -133,37 +129,17 @@ func askKubernetes(ctx context.Context, env Env, a *approvalkube.Approver, ns, r
 		fmt.Fprintf(env.Stdout, "nothing waits for approval in namespace %s\n", ns)
 		return ExitOK
 	}
-	in := bufio.NewReader(env.Stdin)
-	for _, it := range items {
+	return askInTurn(env, len(items), once, func(i int) string {
+		it := items[i]
 		fmt.Fprintf(env.Stdout, "request %s (%s), expires %s\n  %s\napprove? [y/n] ", it.RequestID, it.Name, it.ExpiresAt, it.Sentence)
-		line, err := in.ReadString('\n')
-		if err != nil && (!errors.Is(err, io.EOF) || line == "") {
-			fmt.Fprintln(env.Stdout)
-			fmt.Fprintln(env.Stdout, "no more answers on standard input; the rest still wait")
-			return ExitOK
-		}
-		var approved bool
-		switch strings.ToLower(strings.TrimSpace(line)) {
-		case "y", "yes":
-			approved = true
-		case "n", "no":
-			approved = false
-		default:
-			fmt.Fprintf(env.Stdout, "not answered (type y or n): request %s still waits\n", it.RequestID)
-			if once {
-				return ExitOK
-			}
-			continue
-		}
-		done, err := a.Answer(ctx, it.Name, approved, reason)
+		return it.RequestID
+	}, func(i int, approved bool) bool {
+		done, err := a.Answer(ctx, items[i].Name, approved, reason)
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "mcp-executor approve: %v\n", err)
-			return ExitFinding
+			return false
 		}
-		fmt.Fprintf(env.Stdout, "%s request %s as %s\n", answered(approved), it.RequestID, done.AnsweredBy)
-		if once {
-			return ExitOK
-		}
-	}
-	return ExitOK
+		fmt.Fprintf(env.Stdout, "%s request %s as %s\n", answered(approved), items[i].RequestID, done.AnsweredBy)
+		return true
+	})
 }

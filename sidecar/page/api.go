@@ -361,11 +361,7 @@ func (s *Server) slipPrepare(_ *http.Request, body []byte) (any, error) {
 	if err := decodeBody(body, &c); err != nil {
 		return nil, err
 	}
-	set, err := s.loadSettings()
-	if err != nil {
-		return nil, err
-	}
-	reg, err := s.mustRegistered(set)
+	_, reg, err := s.loadRegistered()
 	if err != nil {
 		return nil, err
 	}
@@ -388,6 +384,20 @@ func (s *Server) slipPrepare(_ *http.Request, body []byte) (any, error) {
 	token := s.remember(&pending{kind: "slip", challenge: prep.Challenge, prepared: prep})
 	return challengeOut{Token: token, Challenge: canon.B64(prep.Challenge), RPID: s.rpID, CredentialID: reg.CredentialID,
 		Content: string(pretty), Fingerprint: prep.Fingerprint}, nil
+}
+
+// loadRegistered reads the settings and the passkey registered for this
+// page (mustRegistered).
+func (s *Server) loadRegistered() (*settings.Settings, *Registered, error) {
+	set, err := s.loadSettings()
+	if err != nil {
+		return nil, nil, err
+	}
+	reg, err := s.mustRegistered(set)
+	if err != nil {
+		return nil, nil, err
+	}
+	return set, reg, nil
 }
 
 func (s *Server) mustRegistered(set *settings.Settings) (*Registered, error) {
@@ -430,11 +440,7 @@ func (s *Server) approvalPrepare(_ *http.Request, body []byte) (any, error) {
 	if !canon.IsID(in.Request) || (in.Decision != "approve" && in.Decision != "decline") {
 		return nil, bad("name a request id and the decision approve or decline")
 	}
-	set, err := s.loadSettings()
-	if err != nil {
-		return nil, err
-	}
-	reg, err := s.mustRegistered(set)
+	set, reg, err := s.loadRegistered()
 	if err != nil {
 		return nil, err
 	}
@@ -471,11 +477,7 @@ func (s *Server) cancelPrepare(_ *http.Request, body []byte) (any, error) {
 	if err := decodeBody(body, &in); err != nil {
 		return nil, err
 	}
-	set, err := s.loadSettings()
-	if err != nil {
-		return nil, err
-	}
-	reg, err := s.mustRegistered(set)
+	set, reg, err := s.loadRegistered()
 	if err != nil {
 		return nil, err
 	}
@@ -510,11 +512,7 @@ func (s *Server) sign(_ *http.Request, body []byte) (any, error) {
 	if p.kind == "register" {
 		return nil, bad("this challenge is for a registration")
 	}
-	set, err := s.loadSettings()
-	if err != nil {
-		return nil, err
-	}
-	reg, err := s.mustRegistered(set)
+	set, reg, err := s.loadRegistered()
 	if err != nil {
 		return nil, err
 	}

@@ -44,9 +44,7 @@ func TestPreparedFilesGoWhenTheRequestEnds(t *testing.T) {
 
 func TestPreparedFileMustShowWhatIsSigned(t *testing.T) {
 	f := newFixture(t)
-	c := f.client()
-	pk := newSoftPasskey(t, f.origin, "localhost")
-	f.registerAndSign(c, pk)
+	c, _ := f.signedIn()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	h, _ := f.hold(ctx, "call-1", 150, `{"item":"paper"}`)
@@ -88,9 +86,7 @@ func TestPreparedFileMustShowWhatIsSigned(t *testing.T) {
 
 func TestWatchCancellation(t *testing.T) {
 	f := newFixture(t)
-	c := f.client()
-	pk := newSoftPasskey(t, f.origin, "localhost")
-	f.registerAndSign(c, pk)
+	c, pk := f.signedIn()
 	s := f.currentSlip()
 	path := CancellationPath(f.slip)
 	if !strings.HasSuffix(path, "slip.cancellation.json") {

@@ -102,9 +102,7 @@ func TestRegistrationChecksAndIsOnce(t *testing.T) {
 
 func TestForgedAssertionsAreRefused(t *testing.T) {
 	f := newFixture(t)
-	c := f.client()
-	pk := newSoftPasskey(t, f.origin, "localhost")
-	f.registerAndSign(c, pk)
+	c, pk := f.signedIn()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	h, _ := f.hold(ctx, "call-1", 150, `{"item":"paper"}`)
@@ -169,9 +167,7 @@ func TestForgedAssertionsAreRefused(t *testing.T) {
 
 func TestReplayedApprovalIsRefused(t *testing.T) {
 	f := newFixture(t)
-	c := f.client()
-	pk := newSoftPasskey(t, f.origin, "localhost")
-	f.registerAndSign(c, pk)
+	c, pk := f.signedIn()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 

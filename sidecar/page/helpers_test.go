@@ -395,6 +395,16 @@ func (f *fixture) registerAndSign(c *client, pk *softPasskey) {
 	c.must("/api/sign", map[string]any{"token": prep["token"], "assertion": pk.assert(challengeOf(f.t, prep))})
 }
 
+// signedIn is a client of the page with a passkey registered, trusted and
+// signed a slip with (registerAndSign).
+func (f *fixture) signedIn() (*client, *softPasskey) {
+	f.t.Helper()
+	c := f.client()
+	pk := newSoftPasskey(f.t, f.origin, "localhost")
+	f.registerAndSign(c, pk)
+	return c, pk
+}
+
 func (f *fixture) choices() SlipChoices {
 	now := time.Now().UTC()
 	return SlipChoices{Permission: json.RawMessage(f.permission()), IssuerName: "Sam Example", AgentName: "Supplies agent",

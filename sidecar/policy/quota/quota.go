@@ -208,11 +208,9 @@ type Reservation struct {
 func (r *Reservation) Commit() {
 	r.t.mu.Lock()
 	defer r.t.mu.Unlock()
-	if r.done {
+	if !r.endLocked() {
 		return
 	}
-	r.done = true
-	r.c.pending--
 	r.c.run++
 	now := time.Now()
 	// Keep the times in order even if the clock went back.
@@ -228,9 +226,16 @@ func (r *Reservation) Commit() {
 func (r *Reservation) Release() {
 	r.t.mu.Lock()
 	defer r.t.mu.Unlock()
+	r.endLocked()
+}
+
+// endLocked takes the call out of the pending ones; false when it was
+// committed or released already. Called with the tracker's lock held.
+func (r *Reservation) endLocked() bool {
 	if r.done {
-		return
+		return false
 	}
 	r.done = true
 	r.c.pending--
+	return true
 }

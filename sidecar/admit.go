@@ -1,0 +1,32 @@
+package sidecar
+
+import "github.com/seed-6e06167c/mcp-executor/sidecar/wire"
+
+// lockAdmit takes admitMu for a call and checks that the executor still
+// takes calls. It returns true with admitMu held; otherwise it has let go
+// of admitMu, run undo (when not nil: what the caller holds for the call),
+// and answered the call: not taken when the executor stopped, refused when
+// the slip was cancelled (passkeyhold.go).
+func (s *Session) lockAdmit(tc *toolCall, undo func()) bool {
+	e := s.e
+	e.admitMu.Lock()
+	stopped, cancelled := e.stopped.Load(), false
+	if !stopped {
+		cancelled = e.isCancelled()
+	}
+	if !stopped && !cancelled {
+		return true
+	}
+	e.admitMu.Unlock()
+	if undo != nil {
+		undo()
+	}
+	if stopped {
+		tc.decide(DecisionNotTaken)
+		s.replyCallError(tc, wire.CodeNotTaken, "not taken: "+ErrStopped.Error(), nil)
+		s.release(tc)
+		return false
+	}
+	s.refuseCancelled(tc)
+	return false
+}
