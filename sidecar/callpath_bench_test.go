@@ -1,0 +1,229 @@
+package sidecar_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sys/unix"
+
+	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
+	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
+	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
+	"github.com/seed-6e06167c/mcp-executor/receipts/record"
+)
+
+// callPathCalls is how many calls each figure of one round of
+// BenchmarkCallPath is measured over.
+const callPathCalls = 400
+
+// BenchmarkCallPath measures, side by side in each round (one b.N
+// iteration; run it with -benchtime=5x or more), the figures issue 17 asks
+// for, and reports the median over the rounds of each ratio:
+//
+//   - floor: the durable floor of one allowed call, measured here: two
+//     appends with fdatasync (a copy-sized line and a book line of a real
+//     signed stub, each in its own file in the test's folder, on the same
+//     disk as the executor's) and the call's four signatures (Ed25519 and
+//     ML-DSA-87 for the stub and for the countersignature);
+//   - added-x-floor: (executor − direct) time per call at 1 in flight, over
+//     the floor; the go-sdk client and server over real pipes, the
+//     executor the real binary;
+//   - flight16-x-direct: calls/s at 16 in flight through the executor over
+//     the same calls made directly;
+//   - flight16-x-sign: the same calls/s over what the machine's cores can
+//     sign: four signatures per call on GOMAXPROCS goroutines.
+func BenchmarkCallPath(b *testing.B) {
+	direct := directSession(b)
+	h := startWith(b, "sdk", baseOptions())
+	executor := h.client(context.Background())
+	defer executor.Close()
+	fl := newFloor(b)
+	defer fl.close()
+	warm(b, direct)
+	warm(b, executor)
+
+	var added, flightDirect, flightSign, floorMS, direct1MS, exec1MS, sign16, exec16 []float64
+	b.ResetTimer()
+	for range b.N {
+		floor := fl.perCall(b, callPathCalls/4)
+		d1 := perCall(b, direct, callPathCalls/2, 1)
+		e1 := perCall(b, executor, callPathCalls/2, 1)
+		d16 := perCall(b, direct, callPathCalls, 16)
+		e16 := perCall(b, executor, callPathCalls, 16)
+		sc := signCapacity(b, fl, callPathCalls/2)
+		added = append(added, float64(e1-d1)/float64(floor))
+		flightDirect = append(flightDirect, float64(d16)/float64(e16))
+		flightSign = append(flightSign, float64(sc)/float64(e16))
+		floorMS = append(floorMS, ms(floor))
+		direct1MS = append(direct1MS, ms(d1))
+		exec1MS = append(exec1MS, ms(e1))
+		sign16 = append(sign16, 1/float64(sc.Seconds()))
+		exec16 = append(exec16, 1/float64(e16.Seconds()))
+	}
+	b.StopTimer()
+	b.ReportMetric(median(floorMS), "floor-ms")
+	b.ReportMetric(median(direct1MS), "direct1-ms")
+	b.ReportMetric(median(exec1MS), "executor1-ms")
+	b.ReportMetric(median(added), "added-x-floor")
+	b.ReportMetric(median(exec16), "executor16-calls/s")
+	b.ReportMetric(median(sign16), "sign-calls/s")
+	b.ReportMetric(median(flightDirect), "flight16-x-direct")
+	b.ReportMetric(median(flightSign), "flight16-x-sign")
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	return s[len(s)/2]
+}
+
+// directSession is the go-sdk client connected straight to the test server.
+func directSession(b *testing.B) *mcp.ClientSession {
+	self, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), testServerEnv+"=sdk", recordEnv+"="+filepath.Join(b.TempDir(), "record.jsonl"))
+	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+var benchParams = &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "bench"}}
+
+func warm(b *testing.B, cs *mcp.ClientSession) {
+	for range 20 {
+		if _, err := cs.CallTool(context.Background(), benchParams); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// perCall is the wall time per call of n calls made inFlight at a time.
+func perCall(b *testing.B, cs *mcp.ClientSession, n, inFlight int) time.Duration {
+	start := time.Now()
+	var wg sync.WaitGroup
+	for w := range inFlight {
+		wg.Go(func() {
+			for i := w; i < n; i += inFlight {
+				res, err := cs.CallTool(context.Background(), benchParams)
+				if err != nil || res.IsError {
+					b.Errorf("call: %v %+v", err, res)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return time.Since(start) / time.Duration(n)
+}
+
+// floor holds what the durable floor is measured with.
+type floor struct {
+	agent, exec *jwk.LocalSigner
+	copyF, book *os.File
+	copyLine    []byte
+	bookLine    []byte
+	fields      receipt.StubFields
+}
+
+func newFloor(b *testing.B) *floor {
+	local := func() *jwk.LocalSigner {
+		s, err := jwk.NewLocalSigner(jwk.NewSeeds())
+		if err != nil {
+			b.Fatal(err)
+		}
+		return s
+	}
+	fl := &floor{agent: local(), exec: local()}
+	dir := b.TempDir()
+	var err error
+	if fl.copyF, err = os.OpenFile(filepath.Join(dir, "copy.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	if fl.book, err = os.OpenFile(filepath.Join(dir, "book.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	fl.fields = receipt.StubFields{Slip: canon.Fingerprint([]byte("slip")), Seq: 1, Previous: canon.Fingerprint([]byte("prev")),
+		Action: "provared.data.read", With: "executor", When: time.Now().UTC().Truncate(time.Second),
+		Details: []record.Detail{record.TextDetail(receipt.LabelCall, "x-1"), record.TextDetail(receipt.LabelToolName, "echo"),
+			record.TextDetail(receipt.LabelToolResult, "{}")}}
+	line, err := fl.fields.Sign(context.Background(), fl.agent, fl.exec, time.Now().UTC())
+	if err != nil {
+		b.Fatal(err)
+	}
+	if fl.bookLine, err = line.Bytes(); err != nil {
+		b.Fatal(err)
+	}
+	fl.bookLine = append(fl.bookLine, '\n')
+	// A sent line's size, as the copy writes one (~600 bytes with its details and tag).
+	fl.copyLine = append(make([]byte, 0, 601), make([]byte, 600)...)
+	for i := range fl.copyLine {
+		fl.copyLine[i] = 'a'
+	}
+	fl.copyLine = append(fl.copyLine, '\n')
+	return fl
+}
+
+func (fl *floor) close() { fl.copyF.Close(); fl.book.Close() }
+
+// sign makes one call's four signatures.
+func (fl *floor) sign(b *testing.B) {
+	if _, err := fl.fields.Sign(context.Background(), fl.agent, fl.exec, time.Now().UTC()); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func (fl *floor) perCall(b *testing.B, n int) time.Duration {
+	start := time.Now()
+	for range n {
+		for _, w := range []struct {
+			f    *os.File
+			line []byte
+		}{{fl.copyF, fl.copyLine}, {fl.book, fl.bookLine}} {
+			if _, err := w.f.Write(w.line); err != nil {
+				b.Fatal(err)
+			}
+			if err := unix.Fdatasync(int(w.f.Fd())); err != nil {
+				b.Fatal(err)
+			}
+		}
+		fl.sign(b)
+	}
+	return time.Since(start) / time.Duration(n)
+}
+
+// signCapacity is the wall time per call of n calls' four signatures made
+// on GOMAXPROCS goroutines.
+func signCapacity(b *testing.B, fl *floor, n int) time.Duration {
+	procs := runtime.GOMAXPROCS(0)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for w := range procs {
+		wg.Go(func() {
+			for i := w; i < n; i += procs {
+				fl.sign(b)
+			}
+		})
+	}
+	wg.Wait()
+	return time.Since(start) / time.Duration(n)
+}
