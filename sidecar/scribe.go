@@ -16,23 +16,37 @@ import (
 )
 
 // scribe writes the stubs of sent calls in the order their places in the
-// book were reserved. It signs each stub as soon as the call has ended and
-// the stub before it is on its way to the book; appending (with its fsync,
-// shared by the stubs waiting together), the copy's receipt line and the
-// answer to the client follow in a goroutine of their own, so that calls
-// in flight together share their fsyncs.
+// book were reserved. As each call ends (in that order) it fixes the
+// call's stub content at the place the chain will give it: the place after
+// the stub it prepared last (its fingerprint is that of its content, known
+// before it is signed), or the book's Position for the first one. Signing,
+// appending (with its fsync, shared by the stubs waiting together), the
+// answer to the client and the copy's receipt line follow in a goroutine
+// of the call's own, so that calls in flight together are signed on every
+// core at once and share their fsyncs; each appends only at its turn
+// (Position), after the stub before it, and only at the place it was
+// prepared for — else it is prepared and signed again at the book's place.
 func (e *Executor) scribe() {
 	defer close(e.scribeDone)
+	var tip chainTip
 	for tc := range e.scribeQ {
 		<-tc.done
-		e.commit(tc)
+		e.commit(tc, &tip)
 	}
 	e.commits.Wait()
 }
 
-// commit signs one call's stub and countersignature and hands them to
-// finishCommit; or ends a call that was never sent.
-func (e *Executor) commit(tc *toolCall) {
+// chainTip is the place of the stub the scribe prepared last: the next
+// stub's place follows it.
+type chainTip struct {
+	seq int64
+	fp  string
+	set bool
+}
+
+// commit fixes one call's stub and hands it to finishCommit; or ends a call
+// that was never sent.
+func (e *Executor) commit(tc *toolCall, tip *chainTip) {
 	s := tc.s
 	out := tc.out
 	switch out.kind {
@@ -55,7 +69,6 @@ func (e *Executor) commit(tc *toolCall) {
 	}
 	faultPoint("after-answer")
 	doc := out.document()
-	ctx := tc.ctx
 	if e.bookBroken.Load() {
 		tc.hold.Release()
 		e.later(func() {
@@ -64,31 +77,40 @@ func (e *Executor) commit(tc *toolCall) {
 		})
 		return
 	}
-	pos, err := tc.hold.Position(ctx)
-	var line book.Line
+	details, approvalFP := tc.stubDetails(doc)
+	f := receipt.StubFields{Slip: e.slipFP, Action: tc.action, Amount: tc.amount,
+		With: e.set.Service, Details: details, When: tc.when, Approval: approvalFP}
+	var prep receipt.PreparedStub
+	var err error
+	if tip.set {
+		f.Seq, f.Previous = tip.seq+1, tip.fp
+	} else {
+		var pos book.Position
+		pos, err = tc.hold.Position(tc.ctx)
+		f.Seq, f.Previous = pos.Seq, pos.Previous
+	}
 	if err == nil {
-		details, approvalFP := tc.stubDetails(doc)
-		f := receipt.StubFields{Slip: e.slipFP, Seq: pos.Seq, Previous: pos.Previous, Action: tc.action, Amount: tc.amount,
-			With: e.set.Service, Details: details, When: tc.when, Approval: approvalFP}
-		endSign := tc.child(spanSign)
-		line, err = f.Sign(ctx, e.agent, e.exec, time.Now().UTC())
-		endSign(err)
-		line.Approval = tc.approval
+		prep, err = f.Prepare()
 	}
 	if err != nil {
-		e.bookBroken.Store(true)
-		e.stop("the receipt could not be made: " + err.Error())
-		tc.hold.Release()
-		why := err.Error()
-		e.later(func() {
-			e.notWritten(tc, doc, why)
-			s.release(tc)
-		})
+		e.signFailed(tc, doc, err)
 		return
 	}
-	// The next stub's Position waits until this one is in the book's queue
-	// (or its reservation was released), so the chain stays in order.
-	e.later(func() { e.finishCommit(tc, line, doc) })
+	*tip = chainTip{seq: f.Seq, fp: prep.Fingerprint, set: true}
+	e.later(func() { e.finishCommit(tc, f, prep, doc) })
+}
+
+// signFailed ends a call whose stub could not be made: the book takes no
+// more stubs, the executor stops, and the copy keeps what it knew.
+func (e *Executor) signFailed(tc *toolCall, doc record.Detail, err error) {
+	e.bookBroken.Store(true)
+	e.stop("the receipt could not be made: " + err.Error())
+	tc.hold.Release()
+	why := err.Error()
+	e.later(func() {
+		e.notWritten(tc, doc, why)
+		tc.s.release(tc)
+	})
 }
 
 // later runs f (the rest of a call's end: what is written to its client)
@@ -102,13 +124,58 @@ func (e *Executor) later(f func()) {
 	}()
 }
 
-// finishCommit appends the stub line, writes the copy's receipt line and
-// answers the client.
-func (e *Executor) finishCommit(tc *toolCall, line book.Line, doc record.Detail) {
+// signAt signs the prepared stub; then, at the reservation's turn, checks
+// that the book gives it the place it was prepared for, or prepares and
+// signs it again at the place the book gives (a stub before it did not
+// reach the book). broken is true when an earlier stub could not be
+// written: this one is then not appended.
+func (e *Executor) signAt(tc *toolCall, f receipt.StubFields, prep receipt.PreparedStub) (line book.Line, broken bool, err error) {
+	endSign := tc.child(spanSign)
+	line, err = prep.Sign(tc.ctx, e.agent, e.exec, time.Now().UTC())
+	endSign(err)
+	if err != nil {
+		return book.Line{}, false, err
+	}
+	pos, err := tc.hold.Position(tc.ctx)
+	if err != nil {
+		return book.Line{}, false, err
+	}
+	if e.bookBroken.Load() {
+		return book.Line{}, true, nil
+	}
+	if pos.Seq == f.Seq && (pos.Seq == 0 || pos.Previous == f.Previous) {
+		return line, false, nil
+	}
+	f.Seq, f.Previous = pos.Seq, pos.Previous
+	if prep, err = f.Prepare(); err != nil {
+		return book.Line{}, false, err
+	}
+	endSign = tc.child(spanSign)
+	line, err = prep.Sign(tc.ctx, e.agent, e.exec, time.Now().UTC())
+	endSign(err)
+	return line, false, err
+}
+
+// finishCommit signs the stub, appends it at its turn, answers the client
+// and then writes the copy's receipt line (see copylog's package doc for
+// why that line may come after the answer).
+func (e *Executor) finishCommit(tc *toolCall, f receipt.StubFields, prep receipt.PreparedStub, doc record.Detail) {
 	s := tc.s
 	defer s.release(tc)
 	out := tc.out
-	err := tc.durable(fileBook, func() error { return e.book.AppendStub(tc.hold, line) })
+	line, broken, err := e.signAt(tc, f, prep)
+	if broken {
+		e.notWritten(tc, doc, "an earlier receipt could not be written")
+		return
+	}
+	if err != nil {
+		e.bookBroken.Store(true)
+		e.stop("the receipt could not be made: " + err.Error())
+		e.notWritten(tc, doc, err.Error())
+		return
+	}
+	line.Approval = tc.approval
+	err = tc.durable(fileBook, func() error { return e.book.AppendStub(tc.hold, line) })
 	if err != nil {
 		e.bookBroken.Store(true)
 		e.stop("the book could not be written: " + err.Error())
@@ -117,12 +184,7 @@ func (e *Executor) finishCommit(tc *toolCall, line book.Line, doc record.Detail)
 	}
 	faultPoint("after-stub")
 	e.forgetApproval(tc)
-	e.bookAppended(tc.ctx, "stub", line)
 	stubFP := line.Stub.Fingerprint
-	if err := e.copyAppend(copylog.Line{Kind: copylog.KindReceipt, Call: tc.ourID, Stub: stubFP,
-		Outcome: &doc}); err != nil {
-		e.stop("the copy could not be written: " + err.Error())
-	}
 	tc.decide(DecisionAllowed)
 	tc.span.SetAttributes(attribute.String(AttrStub, stubFP))
 	switch {
@@ -138,6 +200,15 @@ func (e *Executor) finishCommit(tc *toolCall, line book.Line, doc record.Detail)
 		data = append(append(data, jsonString(stubFP)...), '}')
 		s.replyCallError(tc, wire.CodeNoAnswer, out.noAnswerText(), data)
 	}
+	// Off the answer's path: the stub is durable, and a stop before this
+	// line is durable leaves a call the next start finds in the book
+	// (a late-receipt line), never one it writes or sends again.
+	faultPoint("after-answer-sent")
+	if err := e.copyAppend(copylog.Line{Kind: copylog.KindReceipt, Call: tc.ourID, Stub: stubFP,
+		Outcome: &doc}); err != nil {
+		e.stop("the copy could not be written: " + err.Error())
+	}
+	e.bookAppended(tc.ctx, "stub", line)
 }
 
 // writeStub takes the reservation's place in the chain, signs and

@@ -57,11 +57,7 @@ func (f StubFields) Sign(ctx context.Context, agent, executor jwk.Signer, counte
 	if err != nil {
 		return book.Line{}, fmt.Errorf("signing the stub: %w", err)
 	}
-	cs, err := record.Sign(ctx, record.Kind("countersignature"), map[string]any{
-		"type": "provared.countersignature.v0",
-		"stub": stub.Fingerprint,
-		"when": canon.FormatTime(countersignedAt),
-	}, executor)
+	cs, err := record.Sign(ctx, record.Kind("countersignature"), countersignatureContent(stub.Fingerprint, countersignedAt), executor)
 	if err != nil {
 		return book.Line{}, fmt.Errorf("countersigning the stub: %w", err)
 	}

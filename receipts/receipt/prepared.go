@@ -1,0 +1,70 @@
+package receipt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/seed-6e06167c/mcp-executor/receipts/book"
+	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
+	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
+	"github.com/seed-6e06167c/mcp-executor/receipts/record"
+)
+
+// PreparedStub is a stub's content fixed (its id drawn) before it is
+// signed. Its fingerprint is the fingerprint of the content alone, so the
+// next stub of the chain (whose previous it is) can be prepared, and both
+// signed at the same time, before this one is signed.
+type PreparedStub struct {
+	Content     map[string]any
+	Fingerprint string // canon.Fingerprint of the content's canonical bytes
+}
+
+// Prepare fixes the stub's content with a new id.
+func (f StubFields) Prepare() (PreparedStub, error) {
+	c := f.Content()
+	text, err := canon.Marshal(c)
+	if err != nil {
+		return PreparedStub{}, fmt.Errorf("preparing the stub: %w", err)
+	}
+	return PreparedStub{Content: c, Fingerprint: canon.Fingerprint(text)}, nil
+}
+
+// Sign signs the prepared stub with the agent's keys and, at the same time
+// (the countersignature names only the stub's fingerprint), countersigns it
+// with the executor's keys dated countersignedAt: one book line, as
+// [StubFields.Sign] makes it.
+func (p PreparedStub) Sign(ctx context.Context, agent, executor jwk.Signer, countersignedAt time.Time) (book.Line, error) {
+	type result struct {
+		rec *record.Record
+		err error
+	}
+	csDone := make(chan result, 1)
+	go func() {
+		cs, err := record.Sign(ctx, record.Kind("countersignature"), countersignatureContent(p.Fingerprint, countersignedAt), executor)
+		csDone <- result{cs, err}
+	}()
+	stub, err := record.Sign(ctx, record.Kind("stub"), p.Content, agent)
+	cs := <-csDone
+	if err != nil {
+		return book.Line{}, fmt.Errorf("signing the stub: %w", err)
+	}
+	if stub.Fingerprint != p.Fingerprint {
+		return book.Line{}, errors.New("signing the stub: the signed content is not the prepared one")
+	}
+	if cs.err != nil {
+		return book.Line{}, fmt.Errorf("countersigning the stub: %w", cs.err)
+	}
+	return book.Line{Stub: stub, Countersignature: cs.rec}, nil
+}
+
+// countersignatureContent is the content of the executor's countersignature
+// of the stub with fingerprint stub.
+func countersignatureContent(stub string, at time.Time) map[string]any {
+	return map[string]any{
+		"type": "provared.countersignature.v0",
+		"stub": stub,
+		"when": canon.FormatTime(at),
+	}
+}

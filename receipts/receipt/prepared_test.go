@@ -1,0 +1,86 @@
+package receipt
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
+	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
+	"github.com/seed-6e06167c/mcp-executor/receipts/record"
+)
+
+// TestPreparedStub: a prepared stub's fingerprint is the signed stub's, so the next stub can name it as
+// previous before it is signed; the line is the one StubFields.Sign makes (both records check, the
+// countersignature names the stub and its time).
+func TestPreparedStub(t *testing.T) {
+	agent, exec := newSigner(t), newSigner(t)
+	when := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	f := StubFields{Slip: canon.Fingerprint([]byte("slip")), Action: "a.b", With: "executor", When: when,
+		Details: []record.Detail{record.TextDetail(LabelCall, "c1")}}
+	first, err := f.Prepare()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Seq, f.Previous = 1, first.Fingerprint
+	second, err := f.Prepare()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Content["previous"] != first.Fingerprint || first.Content["id"] == second.Content["id"] {
+		t.Fatalf("second content: %v", second.Content)
+	}
+	for _, p := range []PreparedStub{second, first} { // signed in either order
+		line, err := p.Sign(context.Background(), agent, exec, when.Add(time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if line.Stub.Fingerprint != p.Fingerprint {
+			t.Errorf("stub fingerprint %s, prepared %s", line.Stub.Fingerprint, p.Fingerprint)
+		}
+		if err := record.VerifyHybrid(line.Stub, agent.Keys()); err != nil {
+			t.Errorf("stub: %v", err)
+		}
+		if err := record.VerifyHybrid(line.Countersignature, exec.Keys()); err != nil {
+			t.Errorf("countersignature: %v", err)
+		}
+		if err := record.ValidateCountersignature(line.Countersignature.Content); err != nil {
+			t.Errorf("countersignature content: %v", err)
+		}
+		if line.Countersignature.Content["stub"] != p.Fingerprint || line.Countersignature.Content["when"] != "2026-03-01T10:00:01Z" {
+			t.Errorf("countersignature: %v", line.Countersignature.Content)
+		}
+	}
+}
+
+type failingSigner struct{ jwk.Signer }
+
+func (failingSigner) Sign(context.Context, string, []byte) ([]byte, error) {
+	return nil, errors.New("no signature today")
+}
+
+// TestPreparedStubSignFails: a failure of either signer is the error, naming which record.
+func TestPreparedStubSignFails(t *testing.T) {
+	agent, exec := newSigner(t), newSigner(t)
+	p, err := StubFields{Slip: canon.Fingerprint([]byte("slip")), Action: "a.b", With: "executor", When: time.Unix(0, 0)}.Prepare()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name        string
+		agent, exec jwk.Signer
+		want        string
+	}{
+		{"stub", failingSigner{agent}, exec, "signing the stub"},
+		{"countersignature", agent, failingSigner{exec}, "countersigning the stub"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := p.Sign(context.Background(), tc.agent, tc.exec, time.Unix(1, 0))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one naming %q", err, tc.want)
+			}
+		})
+	}
+}
