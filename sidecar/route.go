@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
@@ -65,11 +66,14 @@ type router struct {
 	log *slog.Logger
 	ups []*namedServer
 
-	inR  *io.PipeReader // the session's lines
-	inW  *io.PipeWriter
-	outR *io.PipeReader // to the session
-	outW *io.PipeWriter
-	out  *wire.Writer
+	inR *io.PipeReader // the session's lines
+	inW *io.PipeWriter
+	// inClosed is set by Stop: takeLine then takes nothing, as a write to
+	// the closed input would fail.
+	inClosed atomic.Bool
+	outR     *io.PipeReader // to the session
+	outW     *io.PipeWriter
+	out      *wire.Writer
 
 	mu       sync.Mutex
 	routed   map[string]*namedServer // our id → server of a request in flight
@@ -134,6 +138,7 @@ func (r *router) Done() <-chan struct{} {
 
 // Stop stops every server (in parallel) and ends the router's output.
 func (r *router) Stop(ctx context.Context) error {
+	r.inClosed.Store(true)
 	_ = r.inW.Close()
 	var wg sync.WaitGroup
 	errs := make([]error, len(r.ups))
@@ -230,12 +235,32 @@ func (r *router) readSession() {
 	}
 }
 
+// takeLine handles one of the session's lines in the session's goroutine
+// (a lineTaker), with m its reading (nil: read here): the line crosses no
+// pipe and is not read again. The session hands every line this way, so
+// the router takes them in the order the session gave them.
+func (r *router) takeLine(line []byte, m *wire.Message) error {
+	if r.inClosed.Load() {
+		return io.ErrClosedPipe
+	}
+	if m == nil {
+		r.fromSession(line)
+		return nil
+	}
+	r.fromSessionMsg(line, m)
+	return nil
+}
+
 func (r *router) fromSession(line []byte) {
 	m, err := wire.Inspect(line)
 	if err != nil {
 		r.log.Warn("the router dropped a line it could not read", wire.LineAttr(line))
 		return
 	}
+	r.fromSessionMsg(line, m)
+}
+
+func (r *router) fromSessionMsg(line []byte, m *wire.Message) {
 	switch m.Kind {
 	case wire.KindRequest:
 		r.request(line, m)

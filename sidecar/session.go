@@ -61,6 +61,7 @@ type Session struct {
 	out    *wire.Writer // to the client
 	srv    toolServer
 	toSrv  *wire.Writer
+	taker  lineTaker // srv, when it takes lines with their reading (the router); every line then goes to it
 	ids    callIDs
 
 	mu               sync.Mutex
@@ -107,7 +108,14 @@ func (e *Executor) NewSession(in io.Reader, out io.Writer, srv toolServer) *Sess
 		callsByCli: map[string]*toolCall{},
 		ended:      map[string]struct{}{},
 		admitQ:     make(chan *toolCall, e.set.MaxWaiting+1),
+		taker:      takerOf(srv),
 	}
+}
+
+// takerOf is srv as a lineTaker; nil when it is not one.
+func takerOf(srv toolServer) lineTaker {
+	t, _ := srv.(lineTaker)
+	return t
 }
 
 // ExitError says the tool server exited: the executor exits with its code,
@@ -300,7 +308,7 @@ func (s *Session) fromClient(line []byte) {
 			s.clientCancelled(line, m)
 			return
 		}
-		s.toServer(line)
+		s.toServer(line, m)
 	case wire.KindResponse:
 		// The client's answer to the server's own request: its id is the
 		// server's, passed through unchanged; answers to the executor's
@@ -308,7 +316,7 @@ func (s *Session) fromClient(line []byte) {
 		if s.takeElicitReply(m) {
 			return
 		}
-		s.toServer(line)
+		s.toServer(line, m)
 	}
 }
 
@@ -334,7 +342,11 @@ func (s *Session) forward(line []byte, m *wire.Message) {
 		s.forgetLocked(s.requests[oldest.Value.(string)]) //nolint:errcheck // order holds only the ids put in it (strings); anything else is a bug to panic on
 	}
 	s.mu.Unlock()
-	s.toServer(wire.SpliceID(line, m.IDSpan, jsonString(ourID)))
+	out, om, err := wire.EditRequest(line, m, jsonString(ourID), nil)
+	if err != nil { // a request: cannot be
+		out, om = wire.SpliceID(line, m.IDSpan, jsonString(ourID)), nil
+	}
+	s.toServer(out, om)
 }
 
 // forgetLocked drops a request other than a tool call. Callers hold s.mu.
@@ -556,7 +568,7 @@ func (s *Session) clientCancelled(line []byte, m *wire.Message) {
 		}
 	}
 	if reqID == nil {
-		s.toServer(line)
+		s.toServer(line, m)
 		return
 	}
 	s.mu.Lock()
@@ -586,11 +598,13 @@ func (s *Session) sendCancelled(ourID, reason string) {
 	line = append(line, `,"reason":`...)
 	line = append(line, jsonString(reason)...)
 	line = append(line, "}}"...)
-	s.toServer(line)
+	s.toServer(line, nil)
 }
 
-func (s *Session) toServer(line []byte) {
-	if err := s.toSrv.WriteLine(line); err != nil {
+// toServer hands a line to the tool server; m is its reading, nil when the
+// session has none.
+func (s *Session) toServer(line []byte, m *wire.Message) {
+	if err := s.toSrvLine(line, m); err != nil {
 		s.log.Warn("writing to the tool server", slog.String("error", err.Error()))
 	}
 }

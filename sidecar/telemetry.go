@@ -367,12 +367,13 @@ func (tc *toolCall) holdStarted() func(err error) {
 	}
 }
 
-// toServer starts the call's server span and returns the line with that
-// span's context in params._meta.traceparent (and tracestate), so that the
-// server's spans join the trace. The arguments are not touched, so the
-// provared.arguments fingerprint is the same. With no recording tracer the
-// line goes as it is: the client's own traceparent is then the context.
-func (tc *toolCall) toServer(line []byte) []byte {
+// traceMeta starts the call's server span and returns that span's context
+// as the params._meta members (traceparent, and tracestate) the call is
+// sent with, so that the server's spans join the trace. The arguments are
+// not touched, so the provared.arguments fingerprint is the same. With no
+// recording tracer it returns none: the client's own traceparent is then
+// the context.
+func (tc *toolCall) traceMeta() []wire.Member {
 	ctx, span := tc.s.e.tel.tracer.Start(tc.ctx, methodToolsCall+" "+tc.tool, trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(attribute.String(AttrMCPMethod, methodToolsCall), attribute.String(AttrGenAITool, tc.tool),
 			attribute.String(AttrJSONRPCID, tc.ourID), attribute.String(AttrServer, tc.tele.server)))
@@ -385,32 +386,20 @@ func (tc *toolCall) toServer(line []byte) []byte {
 	ct.mu.Unlock()
 	if ended {
 		span.End()
-		return line
+		return nil
 	}
 	if !span.IsRecording() {
-		return line
+		return nil
 	}
 	carrier := mapCarrier{}
 	tc.s.e.tel.propagator.Inject(ctx, carrier)
-	out := line
+	var metas []wire.Member
 	for _, key := range []string{metaTraceparent, metaTracestate} {
-		v, ok := carrier[key]
-		if !ok {
-			continue
+		if v, ok := carrier[key]; ok {
+			metas = append(metas, wire.Member{Key: key, Value: v})
 		}
-		m, err := wire.Inspect(out)
-		var edited []byte
-		if err == nil {
-			edited, err = wire.SetMeta(out, m.ParamsSpan, key, v)
-		}
-		if err != nil {
-			tc.log().Warn("the trace context could not be put in the call's _meta; it is sent without it",
-				slog.String("error", err.Error()))
-			return out
-		}
-		out = edited
 	}
-	return out
+	return metas
 }
 
 // serverEnded ends the call's server span (when it was sent) and keeps its

@@ -108,7 +108,7 @@ func BenchmarkCallTelemetry(b *testing.B) {
 				tc.named("echo", true)
 				tc.child(spanJudge)(nil)
 				_ = tc.durable(fileCopy, func() error { return nil })
-				_ = tc.toServer(line)
+				_, _ = tc.outgoing(line, m)
 				tc.serverEnded(outcome{kind: outResult})
 				tc.child(spanSign)(nil)
 				_ = tc.durable(fileBook, func() error { return nil })

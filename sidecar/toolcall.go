@@ -528,23 +528,7 @@ func (s *Session) send(tc *toolCall) {
 	if tc.prevSent != nil {
 		<-tc.prevSent
 	}
-	out := wire.SpliceID(tc.line, tc.msg.IDSpan, jsonString(tc.ourID))
-	if e.set.CallIDInMeta {
-		m2, err := wire.Inspect(out)
-		var withMeta []byte
-		if err == nil {
-			withMeta, err = wire.SetMeta(out, m2.ParamsSpan, wire.MetaCallID, tc.ourID)
-		}
-		if err != nil {
-			// The server gets the call as the client wrote it; the stub
-			// still names the call id.
-			tc.log().Warn("the call id could not be put in the call's _meta; it is sent without it",
-				slog.String("error", err.Error()))
-		} else {
-			out = withMeta
-		}
-	}
-	out = tc.toServer(out)
+	out, om := tc.outgoing(tc.line, tc.msg)
 	s.mu.Lock()
 	select {
 	case <-tc.done:
@@ -566,7 +550,7 @@ func (s *Session) send(tc *toolCall) {
 		}
 	})
 	s.mu.Unlock()
-	if err := s.toSrv.WriteLine(out); err != nil {
+	if err := s.toSrvLine(out, om); err != nil {
 		// Its stub must not say the server had it.
 		tc.log().Warn("a call could not be written to the tool server", slog.String("error", err.Error()))
 		tc.finish(outcome{kind: outNotDelivered})

@@ -1,0 +1,72 @@
+package sidecar
+
+import (
+	"log/slog"
+
+	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
+)
+
+// outgoing is a tools/call as it goes to the server: under the executor's
+// id, with the call id (when callIdInMeta) and the trace context of the
+// call's server span in params._meta, made in one pass over the line
+// (wire.EditRequest), with its reading, so that nothing reads it again. A
+// _meta that cannot take a member (not an object, or holding a name equal
+// to the member's under case folding) gets none of that group: the call
+// goes as the client wrote it but for its id, and the log says so.
+func (tc *toolCall) outgoing(line []byte, m *wire.Message) ([]byte, *wire.Message) {
+	var callID []wire.Member
+	if tc.s.e.set.CallIDInMeta {
+		callID = []wire.Member{{Key: wire.MetaCallID, Value: tc.ourID}}
+	}
+	trace := tc.traceMeta()
+	id := jsonString(tc.ourID)
+	if out, om, err := wire.EditRequest(line, m, id, append(callID, trace...)); err == nil {
+		return out, om
+	}
+	// Rare: find which group the _meta refuses.
+	for _, g := range []struct {
+		metas []wire.Member
+		warn  string
+	}{
+		{callID, "the call id could not be put in the call's _meta; it is sent without it"},
+		{trace, "the trace context could not be put in the call's _meta; it is sent without it"},
+	} {
+		if len(g.metas) == 0 {
+			continue
+		}
+		if _, _, err := wire.EditRequest(line, m, id, g.metas); err != nil {
+			tc.log().Warn(g.warn, slog.String("error", err.Error()))
+		}
+	}
+	// Either group alone, when one of them goes in.
+	for _, metas := range [][]wire.Member{callID, trace} {
+		if len(metas) == 0 {
+			continue
+		}
+		if out, om, err := wire.EditRequest(line, m, id, metas); err == nil {
+			return out, om
+		}
+	}
+	out, om, err := wire.EditRequest(line, m, id, nil)
+	if err != nil {
+		// Not a request: cannot be, tools/call is one. Sent under our id.
+		return wire.SpliceID(line, m.IDSpan, id), nil
+	}
+	return out, om
+}
+
+// lineTaker is a toolServer that takes the session's lines with their
+// reading (the router, route.go): a line crosses no pipe and is not read
+// again. m is nil where the session has no reading of the line.
+type lineTaker interface {
+	takeLine(line []byte, m *wire.Message) error
+}
+
+// toSrvLine hands a line to the tool server: to a lineTaker with its
+// reading, else written to the server's input.
+func (s *Session) toSrvLine(line []byte, m *wire.Message) error {
+	if s.taker != nil {
+		return s.taker.takeLine(line, m)
+	}
+	return s.toSrv.WriteLine(line)
+}

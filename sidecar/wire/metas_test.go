@@ -1,0 +1,148 @@
+package wire
+
+import (
+	"bytes"
+	"testing"
+)
+
+// sequential is what SetMetas must equal: SetMeta for each member in turn.
+func sequential(line []byte, metas []Member) ([]byte, error) {
+	out := line
+	for _, mm := range metas {
+		m, err := Inspect(out)
+		if err != nil {
+			return nil, err
+		}
+		if out, err = SetMeta(out, m.ParamsSpan, mm.Key, mm.Value); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := Inspect(out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+var editLines = []string{
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call"}`,
+	`{"jsonrpc":"2.0","id":"c-9","method":"m" }  `,
+	`{"jsonrpc":"2.0","method":"m","params":{ },"id":7}`,
+	`{"jsonrpc":"2.0","id":1,"method":"m","params":{"n":1e2,"a":{"x":9007199254740991}}}`,
+	`{"params":{"_meta":{},"n":1},"jsonrpc":"2.0","id":12345,"method":"m"}`,
+	`{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"traceparent":"00-x"},"n":1}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"a":1,"tracestate":  ["old"] ,"b":2,"traceparent":{}}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"m","params":{"x":{"_meta":{}}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"TRACEPARENT":"x"}}}`,
+	`{ "id" : "a" , "jsonrpc":"2.0", "method":"tools/call", "params" : { "name":"echo" , "_meta" : { "k" : 1 } } }`,
+}
+
+var editMetas = [][]Member{
+	{{MetaCallID, "provared-1-x"}},
+	{{MetaCallID, "provared-1-x"}, {"traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}, {"tracestate", "a=b"}},
+	{{"traceparent", "t1"}, {"k", "v"}, {"traceparent", "t2"}},
+	{{"k", "a\"b\\c<&>\n\u2028"}},
+}
+
+// TestSetMetas: SetMetas gives the bytes of SetMeta applied member by member, and the line is
+// accepted again.
+func TestSetMetas(t *testing.T) {
+	for _, line := range editLines {
+		for _, metas := range editMetas {
+			m, err := Inspect([]byte(line))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, werr := sequential([]byte(line), metas)
+			got, err := SetMetas([]byte(line), m.ParamsSpan, metas)
+			if (err != nil) != (werr != nil) {
+				t.Fatalf("%s %v: error %v, one at a time %v", line, metas, err, werr)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%s %v:\ngot  %s\nwant %s", line, metas, got, want)
+			}
+			if err == nil {
+				if _, err := Inspect(got); err != nil {
+					t.Fatalf("result refused: %v\n%s", err, got)
+				}
+			}
+		}
+	}
+	for _, bad := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":[1]}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":"x"}}`,
+	} {
+		m, err := Inspect([]byte(bad))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := SetMetas([]byte(bad), m.ParamsSpan, editMetas[0]); err == nil {
+			t.Errorf("SetMetas(%s) accepted", bad)
+		}
+		if _, _, err := EditRequest([]byte(bad), m, []byte(`"x"`), editMetas[0]); err == nil {
+			t.Errorf("EditRequest(%s) accepted", bad)
+		}
+	}
+}
+
+// checkEdit holds EditRequest to SpliceID then SetMeta one at a time, and its Message to what
+// Inspect reads from the line it made.
+func checkEdit(t *testing.T, line []byte, newID []byte, metas []Member) {
+	t.Helper()
+	m, err := Inspect(line)
+	if err != nil || m.Kind != KindRequest {
+		return
+	}
+	spliced := line
+	if newID != nil {
+		spliced = SpliceID(line, m.IDSpan, newID)
+	}
+	want, werr := sequential(spliced, metas)
+	got, gm, err := EditRequest(line, m, newID, metas)
+	if (err != nil) != (werr != nil) {
+		t.Fatalf("%s: error %v, one at a time %v", line, err, werr)
+	}
+	if err != nil {
+		return
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%s:\ngot  %s\nwant %s", line, got, want)
+	}
+	im, err := Inspect(got)
+	if err != nil {
+		t.Fatalf("edited line refused: %v\n%s", err, got)
+	}
+	if gm.Kind != im.Kind || gm.Method != im.Method || gm.IDSpan != im.IDSpan || !bytes.Equal(gm.ID, im.ID) ||
+		gm.ParamsSpan != im.ParamsSpan || !bytes.Equal(gm.Params, im.Params) || gm.End != im.End ||
+		im.Result != nil || im.Error != nil {
+		t.Fatalf("%s: message %+v, Inspect reads %+v", got, gm, im)
+	}
+}
+
+// TestEditRequest: one pass gives the bytes and the reading of SpliceID, SetMeta one at a time and
+// Inspect again.
+func TestEditRequest(t *testing.T) {
+	for _, line := range editLines {
+		for _, metas := range append(editMetas, nil) {
+			for _, id := range [][]byte{nil, []byte(`"provared-1-Zm9v"`), []byte(`7`)} {
+				checkEdit(t, []byte(line), id, metas)
+			}
+		}
+	}
+	m, _ := Inspect([]byte(`{"jsonrpc":"2.0","method":"notifications/x"}`))
+	if _, _, err := EditRequest([]byte(`{"jsonrpc":"2.0","method":"notifications/x"}`), m, nil, editMetas[0]); err == nil {
+		t.Error("a notification was edited")
+	}
+}
+
+// FuzzEditRequest: for any line Inspect reads as a request, EditRequest equals SpliceID and SetMeta
+// one at a time, and its Message is Inspect's reading of its line.
+func FuzzEditRequest(f *testing.F) {
+	for _, s := range append(editLines, seedLines...) {
+		f.Add([]byte(s), "traceparent", "v")
+	}
+	f.Fuzz(func(t *testing.T, line []byte, key, value string) {
+		metas := []Member{{MetaCallID, "provared-1-x"}, {key, value}, {"tracestate", value}}
+		checkEdit(t, line, []byte(`"provared-1-Zm9v"`), metas)
+		checkEdit(t, line, nil, metas[1:2])
+	})
+}
