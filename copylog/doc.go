@@ -87,4 +87,35 @@
 // is started again. [Open] holds an exclusive flock on the file until
 // [Log.Close], so a second executor on the same copy fails at once
 // ([ErrLocked]).
+//
+// # The receipt line comes after the answer
+//
+// The executor writes a call's lines in this order: sent (durable before
+// the call goes to the server), the stub in the book (durable), the answer
+// to the client, and then receipt. The receipt line is off the answer's
+// path, and recovery stays exact, because:
+//
+//   - receipt carries nothing the book does not hold already: the stub's
+//     fingerprint, and the outcome document, which is one of the stub's
+//     own details. The copy without it shows the call as unfinished, never
+//     as something else.
+//   - A stop before receipt is durable leaves a sent line without receipt
+//     whose stub is durable in the book. That state already existed with
+//     receipt before the answer (a stop between the stub's fsync and the
+//     receipt line's); the answer going out first only widens its window.
+//     The next start finds the stub in the book by its executor.call
+//     detail, writes a late-receipt line naming it, and writes no second
+//     stub and sends nothing again: every call the server got still has
+//     exactly one receipt, and [Compare] then matches copy and book.
+//   - The answer still waits for the stub: a call's answer reaches the
+//     client only once its stub is durable. A stub line torn by a stop was
+//     never answered (its append had not returned), so setting it aside at
+//     the next start loses nothing that was acknowledged.
+//   - receipt is not overlapped with the book's fsync: written before the
+//     stub is durable, a receipt line could survive a stop that the stub
+//     does not, and the copy would then show as finished a call whose
+//     receipt is missing from the book, which no start would write.
+//
+// While the executor runs, a [Compare] can meet a stub whose receipt line
+// is not yet written, as it could before; it sees the call as unfinished.
 package copylog
