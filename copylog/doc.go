@@ -117,5 +117,7 @@
 //     receipt is missing from the book, which no start would write.
 //
 // While the executor runs, a [Compare] can meet a stub whose receipt line
-// is not yet written, as it could before; it sees the call as unfinished.
+// is not yet written, as it could before: it reports the call as sent
+// without receipt, naming the stub the book holds for it, as it does for
+// any call in flight.
 package copylog
