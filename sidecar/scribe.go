@@ -2,6 +2,7 @@ package sidecar
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -25,7 +26,7 @@ import (
 // of the call's own, so that calls in flight together are signed on every
 // core at once and share their fsyncs; each appends only at its turn
 // (Position), after the stub before it, and only at the place it was
-// prepared for — else it is prepared and signed again at the book's place.
+// prepared for.
 func (e *Executor) scribe() {
 	defer close(e.scribeDone)
 	var tip chainTip
@@ -124,11 +125,12 @@ func (e *Executor) later(f func()) {
 	}()
 }
 
-// signAt signs the prepared stub; then, at the reservation's turn, checks
-// that the book gives it the place it was prepared for, or prepares and
-// signs it again at the place the book gives (a stub before it did not
-// reach the book). broken is true when an earlier stub could not be
-// written: this one is then not appended.
+// signAt signs the prepared stub and then, at the reservation's turn
+// (every stub before it appended or released), checks that the book gives
+// it the place it was prepared at: the scribe prepares a stub after the
+// one it prepared last, and only a stub that could not be written (which
+// breaks the book) can leave that place to another. broken is true when an
+// earlier stub could not be written: this one is then not appended.
 func (e *Executor) signAt(tc *toolCall, f receipt.StubFields, prep receipt.PreparedStub) (line book.Line, broken bool, err error) {
 	endSign := tc.child(spanSign)
 	line, err = prep.Sign(tc.ctx, e.agent, e.exec, time.Now().UTC())
@@ -143,17 +145,10 @@ func (e *Executor) signAt(tc *toolCall, f receipt.StubFields, prep receipt.Prepa
 	if e.bookBroken.Load() {
 		return book.Line{}, true, nil
 	}
-	if pos.Seq == f.Seq && (pos.Seq == 0 || pos.Previous == f.Previous) {
-		return line, false, nil
+	if pos.Seq != f.Seq || pos.Seq > 0 && pos.Previous != f.Previous {
+		return book.Line{}, false, fmt.Errorf("the stub was made for place %d of the chain, but the book gives it place %d", f.Seq, pos.Seq)
 	}
-	f.Seq, f.Previous = pos.Seq, pos.Previous
-	if prep, err = f.Prepare(); err != nil {
-		return book.Line{}, false, err
-	}
-	endSign = tc.child(spanSign)
-	line, err = prep.Sign(tc.ctx, e.agent, e.exec, time.Now().UTC())
-	endSign(err)
-	return line, false, err
+	return line, false, nil
 }
 
 // finishCommit signs the stub, appends it at its turn, answers the client
