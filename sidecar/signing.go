@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
+	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 )
 
 // boundedSigner gives every signature of a key set a deadline and a bounded
@@ -41,6 +42,14 @@ func newBoundedSigner(inner jwk.Signer, name string, timeout time.Duration, trie
 }
 
 func (b *boundedSigner) Keys() jwk.KeySet { return b.inner.Keys() }
+
+// SignsWithOwnKeys (record.OwnKeys) is true for a key set held in this
+// process: record.Sign then trusts its signatures without checking them
+// again. A signer elsewhere (Vault Transit) is checked as each arrives.
+func (b *boundedSigner) SignsWithOwnKeys() bool {
+	_, local := b.inner.(*jwk.LocalSigner)
+	return local
+}
 
 // ErrSignTimeout is the error of a signature that ran out of its time.
 var ErrSignTimeout = errors.New("the signature ran out of time (signTimeout)")
@@ -107,3 +116,5 @@ func (b *boundedSigner) once(ctx context.Context, alg string, input []byte) ([]b
 		return nil, ctx.Err()
 	}
 }
+
+var _ record.OwnKeys = (*boundedSigner)(nil)

@@ -90,3 +90,23 @@ func TestBoundedSignerCutsAHang(t *testing.T) {
 		}
 	})
 }
+
+// A key set held in this process signs in the caller's goroutine, with no deadline to watch, and
+// says it signs with its own keys (record.Sign then trusts it); any other signer is bounded and
+// checked, whatever it wraps.
+func TestBoundedSignerLocalKeys(t *testing.T) {
+	local := localSigner(t)
+	b := newBoundedSigner(local, "agent", time.Nanosecond, 1, nil)
+	// A deadline of 1ns cuts any signature made in a goroutine of its own; a local one is not cut.
+	for range 20 {
+		if _, err := b.Sign(context.Background(), "ML-DSA-87", []byte("input")); err != nil {
+			t.Fatalf("a local key set under a 1ns signTimeout: %v", err)
+		}
+	}
+	if !b.SignsWithOwnKeys() {
+		t.Error("a local key set does not say it signs with its own keys")
+	}
+	if newBoundedSigner(&flakySigner{Signer: local}, "agent", time.Second, 1, nil).SignsWithOwnKeys() {
+		t.Error("a signer wrapping the local keys says it signs with its own keys")
+	}
+}

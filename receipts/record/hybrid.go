@@ -46,9 +46,10 @@ func Sign(ctx context.Context, kind Kind, content map[string]any, s jwk.Signer) 
 		return nil, fmt.Errorf("signing a %s: the signer holds no complete key set", kind)
 	}
 	// A signature from a signer elsewhere (Vault Transit, say) is checked
-	// against the keys it claims before it is written; a LocalSigner signs
-	// with the very keys it reports, so the check is skipped for speed.
-	_, local := s.(*jwk.LocalSigner)
+	// against the keys it claims before it is written; a LocalSigner (or an
+	// OwnKeys wrapper of one) signs with the very keys it reports, so the
+	// check is skipped: sign once, trust once.
+	local := signsWithOwnKeys(s)
 	payload := canon.B64(text)
 	if writtenSize(payload, info) > MaxRecordSize {
 		return nil, fmt.Errorf("signing a %s: %w", kind, problem.New(CodeTooLarge, "the record would be larger than 65,536"))
