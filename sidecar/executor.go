@@ -41,9 +41,8 @@ type Executor struct {
 	admitMu  sync.Mutex // the order calls are judged, sent and written in
 	lastWhen time.Time  // the latest stub time handed out (never goes back)
 
-	scribeQ    chan *toolCall
-	scribeDone chan struct{}
-	commits    sync.WaitGroup // stubs signed and not yet answered
+	lastPrep *prepSlot      // the place of the call put last in the scribe's order (scribe.go); under admitMu
+	commits  sync.WaitGroup // calls put in the scribe's order whose stubs are not yet written and answered
 
 	// bytesWaiting is the bytes of the tool calls in flight in every session,
 	// inflight their number; idle is closed when inflight reaches 0 during
@@ -73,7 +72,7 @@ type Executor struct {
 // again.
 var ErrStopped = errors.New("the executor takes no more calls until it is started again")
 
-// newExecutor wires the parts together and starts the scribe.
+// newExecutor wires the parts together.
 func newExecutor(log *slog.Logger, set *settings.Settings, slipFP string, agent, exec jwk.Signer, bk *book.Book, cp *copylog.Log, rules *contentrules.Rules, rulesFP string, tp trace.TracerProvider, mp metric.MeterProvider) *Executor {
 	log = orDiscard(log)
 	tel := newTelemetry(tp, mp)
@@ -83,26 +82,22 @@ func newExecutor(log *slog.Logger, set *settings.Settings, slipFP string, agent,
 		tel: tel,
 		log: log, set: set, slipFP: slipFP, agent: agent, exec: exec, book: bk, ledger: bk.Ledger(), copy: cp,
 		rules: rules, rulesFP: rulesFP,
-		scribeQ:    make(chan *toolCall, 1024),
-		scribeDone: make(chan struct{}),
-		stoppedCh:  make(chan struct{}),
-		fullAt:     fullAt, bookFullCh: make(chan struct{}),
+		stoppedCh: make(chan struct{}),
+		fullAt:    fullAt, bookFullCh: make(chan struct{}),
 	}
 	e.denials = newDenialLimiter(set.DenialsPerHour, func(n int64) {
 		if err := e.copyAppend(copylog.Line{Kind: copylog.KindDenialsFolded, Count: n}); err != nil {
 			e.stop("the copy could not be written: " + err.Error())
 		}
 	})
-	go e.scribe()
 	return e
 }
 
-// Close stops the scribe after every call already sent has its stub, and
+// Close waits until every call already sent has its stub, and
 // closes what the executor opened. Call it after every session has ended.
 func (e *Executor) Close() error {
 	e.closeOnce.Do(func() {
-		close(e.scribeQ)
-		<-e.scribeDone
+		e.commits.Wait()
 		e.denials.close()
 		e.closeApprovals()
 		e.closePasskeys()

@@ -375,7 +375,7 @@ func (s *Session) awaitApproval(ctx context.Context, tc *toolCall) {
 		return
 	}
 	tc.hold = h
-	e.scribeQ <- tc
+	e.toScribe(tc)
 	s.startSending(tc)
 	e.admitMu.Unlock()
 }

@@ -309,7 +309,7 @@ func (s *Session) sendApproved(tc *toolCall, rec *record.Record) {
 		return
 	}
 	tc.hold = h
-	e.scribeQ <- tc
+	e.toScribe(tc)
 	s.startSending(tc)
 	e.admitMu.Unlock()
 }

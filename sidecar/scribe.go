@@ -16,38 +16,69 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
 )
 
-// scribe writes the stubs of sent calls in the order their places in the
-// book were reserved. As each call ends (in that order) it fixes the
-// call's stub content at the place the chain will give it: the place after
-// the stub it prepared last (its fingerprint is that of its content, known
-// before it is signed), or the book's Position for the first one. Signing,
-// appending (with its fsync, shared by the stubs waiting together), the
-// answer to the client and the copy's receipt line follow in a goroutine
-// of the call's own, so that calls in flight together are signed on every
-// core at once and share their fsyncs; each appends only at its turn
-// (Position), after the stub before it, and only at the place it was
-// prepared for.
-func (e *Executor) scribe() {
-	defer close(e.scribeDone)
-	var tip chainTip
-	for tc := range e.scribeQ {
-		<-tc.done
-		e.commit(tc, &tip)
-	}
-	e.commits.Wait()
+// The scribe's order: the stubs of sent calls are written in the order
+// their places in the book were reserved. Each call, once reserved, is put
+// last in that order (toScribe, under admitMu); its own goroutine (the one
+// that sends it) then waits for its outcome and for the call before it to
+// have fixed its stub, and fixes its own stub content at the place after
+// that one (a stub's fingerprint is that of its content, known before it
+// is signed), or at the book's Position for the first call. It hands that
+// place on at once and goes on alone: signing, appending (with its fsync,
+// shared by the stubs waiting together), the answer to the client and the
+// copy's receipt line; so calls in flight together are signed on every
+// core at once and share their fsyncs, and a client that does not read
+// holds up no other call's stub. Each stub is appended only at its turn
+// (Position), after the stub before it, and only at the place it was made
+// for.
+
+// prepSlot is a call's place in the scribe's order: done is closed once
+// the call has fixed its stub (or ended without one), and tip is then the
+// place of the last stub fixed.
+type prepSlot struct {
+	done chan struct{}
+	tip  chainTip
 }
 
-// chainTip is the place of the stub the scribe prepared last: the next
-// stub's place follows it.
+// toScribe puts a reserved call last in the scribe's order. Callers hold
+// admitMu and then start sending the call (startSending), whose goroutine
+// writes its stub (scribeCall).
+func (e *Executor) toScribe(tc *toolCall) {
+	tc.prevPrep, tc.prep = e.lastPrep, &prepSlot{done: make(chan struct{})}
+	e.lastPrep = tc.prep
+	e.commits.Add(1)
+}
+
+// scribeCall writes the stub of a call put in the scribe's order, in the
+// call's own goroutine, once the call has its outcome.
+func (e *Executor) scribeCall(tc *toolCall) {
+	defer e.commits.Done()
+	<-tc.done
+	var tip chainTip
+	if p := tc.prevPrep; p != nil {
+		<-p.done
+		tip = p.tip
+		tc.prevPrep = nil
+	}
+	rest := e.commit(tc, &tip)
+	tc.prep.tip = tip
+	close(tc.prep.done)
+	if rest != nil {
+		rest()
+	}
+}
+
+// chainTip is the place of the last stub fixed in the scribe's order: the
+// next stub's place follows it.
 type chainTip struct {
 	seq int64
 	fp  string
 	set bool
 }
 
-// commit fixes one call's stub and hands it to finishCommit; or ends a call
-// that was never sent.
-func (e *Executor) commit(tc *toolCall, tip *chainTip) {
+// commit fixes one call's stub and returns what is left to do once its
+// place is handed on (finishCommit); or ends a call that was never sent.
+// It never waits on a client.
+func (e *Executor) commit(tc *toolCall, tip *chainTip) (rest func()) {
 	s := tc.s
 	out := tc.out
 	switch out.kind {
@@ -55,28 +86,27 @@ func (e *Executor) commit(tc *toolCall, tip *chainTip) {
 		tc.decide(DecisionNoRecord)
 		tc.hold.Release()
 		e.forgetApproval(tc)
-		e.later(func() {
+		return func() {
 			s.replyCallError(tc, wire.CodeNotTaken, "not taken: the executor could not record the call", nil)
 			s.release(tc)
-		})
-		return
+		}
 	case outWithdrawn:
 		tc.decide(DecisionWithdrawn)
 		tc.hold.Release()
 		e.forgetApproval(tc)
-		s.appendCopy(copylog.Line{Kind: copylog.KindWithdrawn, Call: tc.ourID})
-		s.release(tc)
-		return
+		return func() {
+			s.appendCopy(copylog.Line{Kind: copylog.KindWithdrawn, Call: tc.ourID})
+			s.release(tc)
+		}
 	}
 	faultPoint("after-answer")
 	doc := out.document()
 	if e.bookBroken.Load() {
 		tc.hold.Release()
-		e.later(func() {
+		return func() {
 			e.notWritten(tc, doc, "an earlier receipt could not be written")
 			s.release(tc)
-		})
-		return
+		}
 	}
 	details, approvalFP := tc.stubDetails(doc)
 	f := receipt.StubFields{Slip: e.slipFP, Action: tc.action, Amount: tc.amount,
@@ -94,35 +124,23 @@ func (e *Executor) commit(tc *toolCall, tip *chainTip) {
 		prep, err = f.Prepare()
 	}
 	if err != nil {
-		e.signFailed(tc, doc, err)
-		return
+		return e.signFailed(tc, doc, err)
 	}
 	*tip = chainTip{seq: f.Seq, fp: prep.Fingerprint, set: true}
-	e.later(func() { e.finishCommit(tc, f, prep, doc) })
+	return func() { e.finishCommit(tc, f, prep, doc) }
 }
 
 // signFailed ends a call whose stub could not be made: the book takes no
-// more stubs, the executor stops, and the copy keeps what it knew.
-func (e *Executor) signFailed(tc *toolCall, doc record.Detail, err error) {
+// more stubs, the executor stops, and the copy keeps what it knew (in rest).
+func (e *Executor) signFailed(tc *toolCall, doc record.Detail, err error) (rest func()) {
 	e.bookBroken.Store(true)
 	e.stop("the receipt could not be made: " + err.Error())
 	tc.hold.Release()
 	why := err.Error()
-	e.later(func() {
+	return func() {
 		e.notWritten(tc, doc, why)
 		tc.s.release(tc)
-	})
-}
-
-// later runs f (the rest of a call's end: what is written to its client)
-// in a goroutine of its own, so that a client that does not read holds up
-// no other call's stub. The scribe waits for it before it ends.
-func (e *Executor) later(f func()) {
-	e.commits.Add(1)
-	go func() {
-		defer e.commits.Done()
-		f()
-	}()
+	}
 }
 
 // signAt signs the prepared stub and then, at the reservation's turn

@@ -129,6 +129,10 @@ type toolCall struct {
 	prevSent <-chan struct{} // nil for the session's first call
 	sentDone chan struct{}   // closed when send is through with this call
 
+	// Its place in the scribe's order (scribe.go), and the place of the
+	// call before it (nil for the first). Set by toScribe.
+	prep, prevPrep *prepSlot
+
 	once  sync.Once
 	done  chan struct{}
 	out   outcome
@@ -477,7 +481,7 @@ func (s *Session) reserve(tc *toolCall) {
 	tc.hold = h
 	// From here the call has its place in the book: the scribe writes its
 	// stub in this order, whatever becomes of it.
-	e.scribeQ <- tc
+	e.toScribe(tc)
 	s.startSending(tc) // under admitMu: sent in the order of the book
 	e.admitMu.Unlock()
 }
@@ -497,7 +501,12 @@ func (s *Session) startSending(tc *toolCall) {
 			return false
 		}
 	}), tc)
-	go s.send(tc)
+	go func() {
+		s.send(tc)
+		if tc.prep != nil {
+			s.e.scribeCall(tc) // its stub, once it has its outcome
+		}
+	}()
 }
 
 // send writes the call's sent line to the copy (durably) and then sends
