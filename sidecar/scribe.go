@@ -202,16 +202,16 @@ func (e *Executor) finishCommit(tc *toolCall, f receipt.StubFields, prep receipt
 	tc.span.SetAttributes(attribute.String(AttrStub, stubFP))
 	switch {
 	case out.kind == outResult || out.kind == outError || out.kind == outUnreadable && out.line != nil:
+		s.answerCall(tc, wire.SpliceID(out.line, out.idSpan, tc.clientID))
 		s.logCall(tc, "call answered", slog.String("stub", stubFP), slog.Bool("serverError", out.kind == outError),
 			slog.Bool("unreadable", out.kind == outUnreadable))
-		s.answerCall(tc, wire.SpliceID(out.line, out.idSpan, tc.clientID))
 	default: // no answer, or one that cannot reach the client as it is
 		tc.span.SetAttributes(attribute.String(AttrErrorType, outcomeErrorType(out.kind)))
 		tc.span.SetStatus(codes.Error, out.noAnswerText())
-		s.logCall(tc, "call had no answer", slog.String("stub", stubFP), slog.String("why", out.noAnswerText()))
 		data := []byte(`{"red.prova/stub":`)
 		data = append(append(data, jsonString(stubFP)...), '}')
 		s.replyCallError(tc, wire.CodeNoAnswer, out.noAnswerText(), data)
+		s.logCall(tc, "call had no answer", slog.String("stub", stubFP), slog.String("why", out.noAnswerText()))
 	}
 	// Off the answer's path: the stub is durable, and a stop before this
 	// line is durable leaves a call the next start finds in the book
