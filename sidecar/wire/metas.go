@@ -86,32 +86,43 @@ func EditRequest(line []byte, m *Message, newID []byte, metas []Member) ([]byte,
 	return out, nm, nil
 }
 
+// metaSet is the members to set: each key once, in the order first given,
+// with its last value.
+type metaSet struct {
+	keys   []string
+	values map[string]string
+}
+
+func newMetaSet(metas []Member) metaSet {
+	ms := metaSet{keys: make([]string, 0, len(metas)), values: make(map[string]string, len(metas))}
+	for _, mm := range metas {
+		if _, seen := ms.values[mm.Key]; !seen {
+			ms.keys = append(ms.keys, mm.Key)
+		}
+		ms.values[mm.Key] = mm.Value
+	}
+	return ms
+}
+
+// members writes the members of ks as they go in at the front of _meta:
+// the last one set first, as SetMeta one at a time puts them.
+func (ms metaSet) members(ks []string) []byte {
+	var b []byte
+	for i := len(ks) - 1; i >= 0; i-- {
+		b = append(appendString(b, ks[i]), ':')
+		b = appendString(b, ms.values[ks[i]])
+		if i > 0 {
+			b = append(b, ',')
+		}
+	}
+	return b
+}
+
 // metaEdits plans the edits that set metas in params._meta; created is true
 // when the line has no params and the last edit writes them.
 func metaEdits(line []byte, params Span, metas []Member) (edits []edit, created bool, err error) {
-	// Each key once, in the order first given, with its last value.
-	keys := make([]string, 0, len(metas))
-	values := make(map[string]string, len(metas))
-	for _, mm := range metas {
-		if _, seen := values[mm.Key]; !seen {
-			keys = append(keys, mm.Key)
-		}
-		values[mm.Key] = mm.Value
-	}
-	// New members go in at the front of _meta, the last one set first, as
-	// SetMeta one at a time puts them.
-	members := func(ks []string) []byte {
-		var b []byte
-		for i := len(ks) - 1; i >= 0; i-- {
-			b = append(appendString(b, ks[i]), ':')
-			b = appendString(b, values[ks[i]])
-			if i > 0 {
-				b = append(b, ',')
-			}
-		}
-		return b
-	}
-	if k := foldClash(keys, nil); k != "" {
+	ms := newMetaSet(metas)
+	if k := foldClash(ms.keys, nil); k != "" {
 		return nil, false, fmt.Errorf("set meta: two members to set, %s among them, have names equal under case folding", Cut(quoteText(k)))
 	}
 	if !params.Present() {
@@ -122,7 +133,7 @@ func metaEdits(line []byte, params Span, metas []Member) (edits []edit, created 
 		if end <= 0 || line[end] != '}' {
 			return nil, false, errors.New("set meta: end is not the closing brace")
 		}
-		ins := append([]byte(`,"params":{"_meta":{`), members(keys)...)
+		ins := append([]byte(`,"params":{"_meta":{`), ms.members(ms.keys)...)
 		ins = append(ins, "}}"...)
 		return []edit{{at: end, ins: ins}}, true, nil
 	}
@@ -141,21 +152,29 @@ func metaEdits(line []byte, params Span, metas []Member) (edits []edit, created 
 		return nil, false, fmt.Errorf("set meta: params: %w", err)
 	}
 	if !meta.Present() {
-		ins := append([]byte(`"_meta":{`), members(keys)...)
+		ins := append([]byte(`"_meta":{`), ms.members(ms.keys)...)
 		ins = append(ins, '}')
 		if line[skipWS(line, params.Start+1)] != '}' {
 			ins = append(ins, ',')
 		}
 		return []edit{{at: params.Start + 1, ins: ins}}, false, nil
 	}
+	edits, err = ms.inMeta(line, meta)
+	return edits, false, err
+}
+
+// inMeta plans the edits of an existing params._meta at meta: a key there
+// (its name written exactly so) gets its value replaced, the others go in
+// at the front.
+func (ms metaSet) inMeta(line []byte, meta Span) ([]edit, error) {
 	if line[meta.Start] != '{' {
-		return nil, false, errors.New("set meta: params._meta is not an object")
+		return nil, errors.New("set meta: params._meta is not an object")
 	}
-	old := make(map[string]Span, len(keys))
+	old := make(map[string]Span, len(ms.keys))
 	names := map[string]bool{} // the folded names of _meta's members
-	_, err = eachMember(line[:meta.End], meta.Start, func(name []byte, _, vs, ve int) bool {
+	_, err := eachMember(line[:meta.End], meta.Start, func(name []byte, _, vs, ve int) bool {
 		names[FoldKey(string(name))] = true
-		if _, wanted := values[string(name)]; wanted {
+		if _, wanted := ms.values[string(name)]; wanted {
 			if _, found := old[string(name)]; !found {
 				old[string(name)] = Span{vs, ve}
 			}
@@ -163,28 +182,29 @@ func metaEdits(line []byte, params Span, metas []Member) (edits []edit, created 
 		return true
 	})
 	if err != nil {
-		return nil, false, fmt.Errorf("set meta: params._meta: %w", err)
+		return nil, fmt.Errorf("set meta: params._meta: %w", err)
 	}
+	var edits []edit
 	var fresh []string
-	for _, k := range keys {
+	for _, k := range ms.keys {
 		if sp, found := old[k]; found {
-			edits = append(edits, edit{at: sp.Start, del: sp.End - sp.Start, ins: appendString(nil, values[k])})
+			edits = append(edits, edit{at: sp.Start, del: sp.End - sp.Start, ins: appendString(nil, ms.values[k])})
 		} else {
 			fresh = append(fresh, k)
 		}
 	}
 	if k := foldClash(fresh, names); k != "" {
-		return nil, false, fmt.Errorf("set meta: params._meta holds a member whose name equals %s under case folding", Cut(quoteText(k)))
+		return nil, fmt.Errorf("set meta: params._meta holds a member whose name equals %s under case folding", Cut(quoteText(k)))
 	}
 	if len(fresh) > 0 {
-		ins := members(fresh)
+		ins := ms.members(fresh)
 		if line[skipWS(line, meta.Start+1)] != '}' {
 			ins = append(ins, ',')
 		}
 		edits = append(edits, edit{at: meta.Start + 1, ins: ins})
 	}
 	slices.SortFunc(edits, func(a, b edit) int { return a.at - b.at })
-	return edits, false, nil
+	return edits, nil
 }
 
 // foldClash is the first key of fresh whose name, as written, equals under
