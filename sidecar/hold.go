@@ -313,6 +313,7 @@ func (s *Session) waitHub(ctx context.Context, tc *toolCall, c approval.Call) (a
 	tc.span.SetAttributes(attribute.Int64("mcp_executor.approval.held_ms", time.Since(started).Milliseconds()))
 	if e.isCancelled() {
 		tc.held.ledger.Release()
+		e.withdrawHeld()
 		s.refuseCancelled(tc)
 		return res, false
 	}

@@ -184,6 +184,7 @@ func (e *Executor) honourCancellation(c *slip.Cancellation) {
 	for _, cancel := range held {
 		cancel()
 	}
+	e.withdrawHeld()
 	// Every stub placed after the cancellation would be after-cancellation:
 	// wait for the calls reserved before it (none is reserved after).
 	deadline := time.Now().Add(e.cancellationWait())
@@ -447,8 +448,25 @@ func (e *Executor) trackHeld(tc *toolCall, cancel context.CancelFunc) {
 		return
 	}
 	e.pk.mu.Lock()
+	defer e.pk.mu.Unlock()
+	if e.pk.cancelled {
+		// Cancelled between the call's admission and now: honourCancellation
+		// has already ended the waits it knew of.
+		cancel()
+		return
+	}
 	e.pk.held[tc] = cancel
-	e.pk.mu.Unlock()
+}
+
+// withdrawHeld takes down the requests of the slip's held calls (their
+// queue and page files), once the slip is cancelled: the person is not left
+// looking at calls that can no longer run. Called by honourCancellation,
+// and by a held call refused after it (its request may have been made after
+// honourCancellation's pass).
+func (e *Executor) withdrawHeld() {
+	if e.appr != nil {
+		e.appr.hub.EndSlip(e.slipFP)
+	}
 }
 
 // untrackHeld forgets a held call whose wait is over.
