@@ -179,6 +179,7 @@ func TestPasskeyApprovalDeclineAndCancellation(t *testing.T) {
 	}
 	writeCancellation(t, h.env)
 	refusedWith(t, await(t, h, third), "after-cancellation")
+	waitQueueEmpty(t, h)
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "send", Arguments: map[string]any{"recipients": []string{"b"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -487,6 +488,7 @@ func TestPasskeyCancellationRefusesCallsHeldForARule(t *testing.T) {
 	waitRequests(t, h, 1)
 	writeCancellation(t, h.env)
 	refusedWith(t, await(t, h, ch), "after-cancellation")
+	waitQueueEmpty(t, h)
 	cs.Close()
 	h.stop()
 	if got := receivedCalls(t, h.record); len(got) != 0 {
@@ -494,4 +496,40 @@ func TestPasskeyCancellationRefusesCallsHeldForARule(t *testing.T) {
 	}
 	h.checkBook()
 	recordsAgree(t, h)
+}
+
+// waitQueueEmpty waits until the queue folder holds no request, prepared or
+// signed file: after a cancellation the held calls' requests are withdrawn
+// (approval.Hub.EndSlip), so that the person is not shown calls that can no
+// longer run.
+func waitQueueEmpty(t *testing.T, h *harness) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var left []string
+		for _, pattern := range []string{"*.json", "*" + page.PreparedSuffix, "*" + page.SignedSuffix} {
+			m, _ := filepath.Glob(filepath.Join(queueDir(h), pattern))
+			left = append(left, m...)
+		}
+		if len(left) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the queue still holds %v after the cancellation; stderr:\n%s", left, h.stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// Withdrawn, not expired (the files would go at the expiry too).
+	withdrawn := 0
+	for _, ln := range readCopy(t, h.env.CopyPath, h.env.CopyKey, "test executor") {
+		if ln.Kind == copylog.KindApprovalEnd {
+			if ln.Reason != copylog.EndWithdrawn {
+				t.Errorf("request %s ended %q, want %q", ln.Request, ln.Reason, copylog.EndWithdrawn)
+			}
+			withdrawn++
+		}
+	}
+	if withdrawn == 0 {
+		t.Error("no request was withdrawn at the cancellation")
+	}
 }
