@@ -79,6 +79,7 @@ func TestPersonsPageWithTheExecutor(t *testing.T) {
 	}
 	screenshot(t, ctx, "page-slip-review")
 	step(t, ctx, "signing the slip", chromedp.Click(chromedp.ID("sign-slip")), chromedp.WaitVisible(chromedp.ID("slip-info")))
+	closeSlipForm(t, ctx)
 	s := readSlip(t, f, reg.Thumbprint)
 	if got := text(t, ctx, "#slip-fingerprint"); got != s.Fingerprint {
 		t.Fatalf("the page shows slip %q, saved %s", got, s.Fingerprint)
@@ -389,4 +390,16 @@ func queueFiles(t *testing.T, queue string) int {
 		n += len(m)
 	}
 	return n
+}
+
+// closeSlipForm folds the slip form away again, as the person would once
+// the slip is signed (for the pictures).
+func closeSlipForm(t *testing.T, ctx context.Context) {
+	t.Helper()
+	sctx, cancel := context.WithTimeout(ctx, waitLimit)
+	defer cancel()
+	open, err := chromedp.Run(sctx, chromedp.Evaluate[bool](`(() => { const d = document.getElementById("slip-form-box"); d.open = false; return d.open; })()`))
+	if err != nil || open {
+		t.Fatalf("folding the slip form: %v (open %v)", err, open)
+	}
 }
