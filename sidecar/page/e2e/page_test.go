@@ -17,6 +17,7 @@ import (
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/consent"
+	"github.com/seed-6e06167c/mcp-executor/receipts/passkey"
 	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 	"github.com/seed-6e06167c/mcp-executor/receipts/slip"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/page"
@@ -29,9 +30,10 @@ import (
 // for supplies.order; the executor (`mcp-executor stdio`, a go-sdk client
 // on its pipes, a tool server as its child) runs under that slip. One held
 // call is approved in the page and runs once, its stub and approval on one
-// book line; another is declined and never reaches the server; the person
-// cancels the slip in the page: a call then held is refused at once, and so
-// is the next call. The book is intact under `verify`, `compare` agrees,
+// book line; another is declined and never reaches the server; a
+// cancellation the agent forges beside the slip is not honoured; the person
+// cancels the slip in the page: a call then held is refused at once (its
+// request withdrawn from the queue and the page), and so is the next call. The book is intact under `verify`, `compare` agrees,
 // and the approval and cancellation in the book pass the format's checks.
 func TestPersonsPageWithTheExecutor(t *testing.T) {
 	t.Parallel()
@@ -149,7 +151,18 @@ func TestPersonsPageWithTheExecutor(t *testing.T) {
 	declined := refusedWith(t, ex.await(t, second), "approval-declined")
 	step(t, ctx, "the list empties", chromedp.WaitVisible(chromedp.ID("waiting-none")))
 
-	// 6. A third call is held; the person cancels the slip in the page: the
+	// 6. The agent, which can write beside the slip but cannot sign with the
+	// person's passkey, drops a cancellation signed by another passkey:
+	// the executor logs that it does not check, and goes on.
+	forgeCancellation(t, f, s, origin)
+	waitFor(t, "the executor to read the forged cancellation", func() bool {
+		return strings.Contains(ex.stderr.String(), "a cancellation file does not check")
+	}, ex.stderr)
+	if res := ex.await(t, ex.callAsync(cctx, "list", map[string]any{})); res.IsError {
+		t.Fatalf("a forged cancellation stopped the calls: %+v", res)
+	}
+
+	// 7. A third call is held; the person cancels the slip in the page: the
 	// held call is refused at once, and so is the next call.
 	third := ex.callAsync(cctx, "order", map[string]any{"item": "staples", "total": 20})
 	p3 := f.waitPrepared(t, ex.stderr, p1.Request, p2.Request)
@@ -167,12 +180,12 @@ func TestPersonsPageWithTheExecutor(t *testing.T) {
 		t.Fatalf("the executor exits %d; stderr:\n%s", code, ex.stderr.String())
 	}
 
-	// 7. What reached the server: the list call and the approved order, once.
-	if got := receivedCalls(t, f.record); len(got) != 2 || got[0] != "list {}" || !strings.Contains(got[1], `"item":"paper"`) {
-		t.Fatalf("the server received %q: want the list call and the approved order only", got)
+	// 8. What reached the server: the list calls and the approved order, once.
+	if got := receivedCalls(t, f.record); len(got) != 3 || got[0] != "list {}" || !strings.Contains(got[1], `"item":"paper"`) || got[2] != "list {}" {
+		t.Fatalf("the server received %q: want the two list calls and the approved order only", got)
 	}
 
-	// 8. The book, through the binary: intact, and the copy agrees.
+	// 9. The book, through the binary: intact, and the copy agrees.
 	if code, out := run(t, "verify", f.env.BookPath, "--trust", reg.Thumbprint); code != 0 || !strings.Contains(out, "intact") {
 		t.Fatalf("verify exits %d:\n%s", code, out)
 	}
@@ -184,7 +197,8 @@ func TestPersonsPageWithTheExecutor(t *testing.T) {
 
 // checkBookLines reads the book line by line: the slip, the list call's
 // stub, the approved call's stub with its approval on the same line, one
-// refusal for each denial, the cancellation, and no stub after it. The
+// refusal for each denial, the stub of the list call made beside the forged
+// cancellation, the cancellation, and no stub after it. The
 // approval and the cancellation pass the format's checks (receipts/slip
 // and receipts/consent, which the format's vectors test), against the
 // slip the browser's passkey signed.
@@ -225,8 +239,8 @@ func checkBookLines(t *testing.T, f *folder, s *slip.Slip, approved page.Prepare
 			}
 		}
 	}
-	want := []string{"slip", "countersignature+stub", "approval+countersignature+stub"}
-	if len(kinds) != 7 || !slices.Equal(kinds[:3], want) || !slices.Contains(kinds[3:], "cancellation") {
+	want := []string{"slip", "countersignature+stub", "approval+countersignature+stub", "refusal", "countersignature+stub"}
+	if len(kinds) != 8 || !slices.Equal(kinds[:5], want) || !slices.Contains(kinds[5:], "cancellation") {
 		t.Fatalf("the book's lines are %v: want %v, three refusals and the cancellation", kinds, want)
 	}
 	slices.Sort(refusals)
@@ -401,5 +415,35 @@ func closeSlipForm(t *testing.T, ctx context.Context) {
 	open, err := chromedp.Run(sctx, chromedp.Evaluate[bool](`(() => { const d = document.getElementById("slip-form-box"); d.open = false; return d.open; })()`))
 	if err != nil || open {
 		t.Fatalf("folding the slip form: %v (open %v)", err, open)
+	}
+}
+
+// forgeCancellation writes beside the slip a cancellation of it signed by a
+// passkey that is not the person's (the development passkey, on the same
+// page origin), as the agent in the same pod could.
+func forgeCancellation(t *testing.T, f *folder, s *slip.Slip, origin string) {
+	t.Helper()
+	dev, err := passkey.NewDevPasskey(origin, "localhost")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prep, err := consent.PrepareCancellation(s.Fingerprint, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := dev.Assert(prep.Challenge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := slip.Assemble(prep, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := page.CancellationPath(f.env.SlipPath)
+	if err := os.WriteFile(path+".tmp", canon.MustMarshal(v), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".tmp", path); err != nil {
+		t.Fatal(err)
 	}
 }
