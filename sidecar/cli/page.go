@@ -54,7 +54,7 @@ func runPage(ctx context.Context, env Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "mcp-executor page: %v\n", err)
 		return ExitFinding
 	}
-	defer ln.Close()
+	defer func() { _ = ln.Close() }() // for the returns before Serve; after it, Serve has closed it
 	// The origin comes from the port listened on, so that port 0 (any free
 	// port, as the tests use) gives the page's true origin.
 	if *origin == "" {
