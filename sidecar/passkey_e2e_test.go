@@ -533,3 +533,45 @@ func waitQueueEmpty(t *testing.T, h *harness) {
 		t.Error("no request was withdrawn at the cancellation")
 	}
 }
+
+// A request kept in the copy across a stop (its call was held when the
+// executor stopped) is withdrawn at the next start when the slip was
+// cancelled meanwhile: the queue does not show it again.
+func TestPasskeyCancellationWithdrawsRestoredRequests(t *testing.T) {
+	o, rec := serverOpts(t, "sdk", approvalOptions(true, nil))
+	env, err := devsetup.Build(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, err := copylog.Open(env.CopyPath, env.CopyKey, "test executor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := fp(`{"text":"held at the stop"}`)
+	now := time.Now().UTC()
+	if err := log.Append(copylog.Line{Kind: copylog.KindApprovalRequest, When: now, Call: "provared-1-held", Tool: "echo",
+		Action: "provared.data.read", Slip: env.Slip.Fingerprint, ApprovalFields: copylog.ApprovalFields{Request: canon.NewID(),
+			Arguments: args, Binding: copylog.Binding("echo", "provared.data.read", args, nil, env.Slip.Fingerprint),
+			Expires: now.Add(10 * time.Minute)}}); err != nil {
+		t.Fatal(err)
+	}
+	log.Close()
+	writeCancellation(t, env)
+	h := launch(t, env)
+	h.record = rec
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs := h.client(ctx) // the executor has opened: the hub has restored the request
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "held at the stop"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refusedWith(t, res, "after-cancellation")
+	waitQueueEmpty(t, h)
+	cs.Close()
+	if code := h.stop(); code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, h.stderr.String())
+	}
+	h.checkBook()
+	recordsAgree(t, h)
+}
