@@ -179,6 +179,11 @@ func TestPersonsPageWithTheExecutor(t *testing.T) {
 	if code := ex.stop(t); code != 0 {
 		t.Fatalf("the executor exits %d; stderr:\n%s", code, ex.stderr.String())
 	}
+	// Nothing is left in the queue: no request, prepared or signed file, no
+	// approval kept for a restart.
+	if left, err := os.ReadDir(f.queue); err != nil || len(left) != 0 {
+		t.Errorf("the queue holds %v (%v)", left, err)
+	}
 
 	// 8. What reached the server: the list calls and the approved order, once.
 	if got := receivedCalls(t, f.record); len(got) != 3 || got[0] != "list {}" || !strings.Contains(got[1], `"item":"paper"`) || got[2] != "list {}" {
