@@ -33,8 +33,9 @@ import (
 // book line; another is declined and never reaches the server; a
 // cancellation the agent forges beside the slip is not honoured; the person
 // cancels the slip in the page: a call then held is refused at once (its
-// request withdrawn from the queue and the page), and so is the next call. The book is intact under `verify`, `compare` agrees,
-// and the approval and cancellation in the book pass the format's checks.
+// request withdrawn from the queue and the page), and so is the next call.
+// The book is intact under `verify`, `compare` agrees, and the approval and
+// the cancellation in the book pass the format's checks.
 func TestPersonsPageWithTheExecutor(t *testing.T) {
 	t.Parallel()
 	f := newFolder(t)
@@ -203,10 +204,10 @@ func TestPersonsPageWithTheExecutor(t *testing.T) {
 // checkBookLines reads the book line by line: the slip, the list call's
 // stub, the approved call's stub with its approval on the same line, one
 // refusal for each denial, the stub of the list call made beside the forged
-// cancellation, the cancellation, and no stub after it. The
-// approval and the cancellation pass the format's checks (receipts/slip
-// and receipts/consent, which the format's vectors test), against the
-// slip the browser's passkey signed.
+// cancellation, the cancellation, and no stub after it. The approval and
+// the cancellation pass the format's checks (receipts/slip and
+// receipts/consent, which the format's vectors test), against the slip the
+// browser's passkey signed.
 func checkBookLines(t *testing.T, f *folder, s *slip.Slip, approved page.Prepared, denials []string) {
 	t.Helper()
 	var kinds []string
