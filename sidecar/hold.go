@@ -73,9 +73,7 @@ func (e *Executor) openApprovals(approveSession bool) error {
 		e.log.Warn("--approve-session: every call held for approval in this process is approved without asking anyone; each such answer is recorded with channel \"session\"")
 	}
 	e.appr = &approvals{hub: hub, queue: q}
-	if e.isCancelled() {
-		e.withdrawHeld() // the slip was cancelled before this start: the requests the copy kept are over
-	}
+	e.passkeyHub(hub) // a cancellation (passkeyhold.go) withdraws the slip's requests
 	return nil
 }
 

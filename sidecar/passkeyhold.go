@@ -51,6 +51,7 @@ type passkeys struct {
 	mu        sync.Mutex
 	cancelled bool
 	held      map[*toolCall]context.CancelFunc // calls held for a passkey approval
+	hub       *approval.Hub                    // the approvals hub once open (withdrawHeld); nil before or without one
 
 	stopWatch context.CancelFunc
 	watchDone chan struct{}
@@ -464,8 +465,30 @@ func (e *Executor) trackHeld(tc *toolCall, cancel context.CancelFunc) {
 // and by a held call refused after it (its request may have been made after
 // honourCancellation's pass).
 func (e *Executor) withdrawHeld() {
-	if e.appr != nil {
-		e.appr.hub.EndSlip(e.slipFP)
+	if e.pk == nil {
+		return
+	}
+	e.pk.mu.Lock()
+	hub := e.pk.hub
+	e.pk.mu.Unlock()
+	if hub != nil {
+		hub.EndSlip(e.slipFP)
+	}
+}
+
+// passkeyHub hands the approvals hub to withdrawHeld, once it is open; when
+// the slip is cancelled already (at the start, or by the watch meanwhile)
+// the requests the copy kept for it are withdrawn at once.
+func (e *Executor) passkeyHub(hub *approval.Hub) {
+	if e.pk == nil {
+		return
+	}
+	e.pk.mu.Lock()
+	e.pk.hub = hub
+	cancelled := e.pk.cancelled
+	e.pk.mu.Unlock()
+	if cancelled {
+		hub.EndSlip(e.slipFP)
 	}
 }
 
