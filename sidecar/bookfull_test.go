@@ -35,6 +35,7 @@ func TestBookFull(t *testing.T) {
 	default:
 	}
 	size := sidecar.BookSize(e)
+	sidecar.CallsRecorded(e) // the first call's receipt line follows its answer
 	copyLines := len(readCopy(t, env.CopyPath, env.CopyKey, "test executor"))
 	sidecar.FillBookAt(e, size)
 	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "b"}})

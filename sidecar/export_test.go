@@ -16,3 +16,8 @@ func FillBookAt(e *Executor, n int) { e.fullAt = n }
 
 // BookSize is the number of entries in the executor's book.
 func BookSize(e *Executor) int { return e.ledger.Size() }
+
+// CallsRecorded waits until every call sent so far has its stub, its
+// answer and its copy's receipt line (which follows the answer). Call it
+// only while no other call is being taken.
+func CallsRecorded(e *Executor) { e.commits.Wait() }
