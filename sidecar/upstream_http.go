@@ -6,10 +6,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"mime"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -58,7 +60,7 @@ type httpUpstream struct {
 
 func startHTTPUpstream(url string, order []settings.EnvVar, values map[string]string, log *slog.Logger) *httpUpstream {
 	h := &httpUpstream{url: url, headers: http.Header{}, log: log, done: make(chan struct{}),
-		client: &http.Client{Transport: http.DefaultTransport}}
+		client: &http.Client{Transport: http.DefaultTransport, CheckRedirect: noRedirect}}
 	for _, v := range order {
 		h.headers.Set(v.Name, values[v.Name])
 	}
@@ -161,7 +163,7 @@ func (h *httpUpstream) post(line []byte, m *wire.Message, init bool) {
 	resp, err := h.client.Do(req)
 	if err != nil {
 		if h.ctx.Err() == nil {
-			h.log.Warn("the HTTP tool server could not be reached", slog.String("error", err.Error()))
+			h.log.Warn("the HTTP tool server could not be reached", slog.String("error", withoutURL(err).Error()))
 			h.fail(m, "the HTTP tool server could not be reached")
 		}
 		return
@@ -191,6 +193,10 @@ func (h *httpUpstream) post(line []byte, m *wire.Message, init bool) {
 			h.fail(m, "the HTTP tool server's answer could not be read")
 			return
 		}
+		if len(body) > wire.MaxLine {
+			h.fail(m, "the HTTP tool server's answer is larger than a message may be")
+			return
+		}
 		h.emit(body, init)
 	}
 }
@@ -210,6 +216,10 @@ func (h *httpUpstream) readEvents(body io.Reader, init bool) {
 			}
 		case bytes.HasPrefix(ln, []byte("data:")):
 			v := bytes.TrimPrefix(ln[5:], []byte(" "))
+			if len(data)+1+len(v) > wire.MaxLine {
+				h.log.Warn("an event of the HTTP tool server is larger than a message may be; the rest of its stream is dropped", slog.Int("limit", wire.MaxLine))
+				return
+			}
 			if data != nil {
 				data = append(data, '\n')
 			}
@@ -258,4 +268,19 @@ func (h *httpUpstream) fail(m *wire.Message, why string) {
 	if err := h.w.WriteLine(wire.ErrorLine(m.ID, wire.CodeInternalError, why, nil)); err != nil && !errors.Is(err, io.ErrClosedPipe) {
 		h.log.Warn("handing on an HTTP failure", slog.String("error", strings.TrimSpace(err.Error())))
 	}
+}
+
+// noRedirect keeps the client from following a redirect: the headers
+// (credentials among them) would go to wherever the server pointed, and a
+// 3xx is then an HTTP error like any other.
+func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+// withoutURL is err without the address it names (*url.Error): the
+// settings' URL may carry a token in its query, and logs hold no secret.
+func withoutURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return fmt.Errorf("%s: %w", ue.Op, ue.Err)
+	}
+	return err
 }
