@@ -11,7 +11,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
-	"net/url"
+	neturl "net/url"
 	"strings"
 	"sync"
 	"time"
@@ -278,7 +278,7 @@ func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastRe
 // withoutURL is err without the address it names (*url.Error): the
 // settings' URL may carry a token in its query, and logs hold no secret.
 func withoutURL(err error) error {
-	var ue *url.Error
+	var ue *neturl.Error
 	if errors.As(err, &ue) {
 		return fmt.Errorf("%s: %w", ue.Op, ue.Err)
 	}
