@@ -46,7 +46,7 @@ func TestContentRulesWithFilesystemServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	env, err := devsetup.Build(devsetup.Options{
-		Dir: dir, Command: node, Args: []string{entry, files},
+		Dir: dir, Command: node, PassEnv: testPassEnv, Args: []string{entry, files},
 		Tools: map[string]devsetup.Tool{
 			"write_file": {Action: "provared.data.change"},
 			"edit_file":  {Action: "provared.data.change"},

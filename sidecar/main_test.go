@@ -41,6 +41,7 @@ func TestMain(m *testing.M) {
 		runEndingServer(os.Getenv(testServerEnv))
 		return
 	}
+	quietRaceExit()
 	dir, err := os.MkdirTemp("", "mcp-executor-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -66,6 +67,26 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// raceExitSleep is the GORACE the processes these tests start run under
+// (the executor, its guard, the test servers, verify and compare), unless
+// GORACE is set already. Without it every race-built process sleeps a
+// second at exit (the race detector's default atexit_sleep_ms=1000, a grace
+// for other threads to finish a report), several times per end-to-end test.
+// The detector stays on in every process; a race found still fails the test.
+const raceExitSleep = "atexit_sleep_ms=50"
+
+// quietRaceExit sets GORACE for the child processes (this process read its
+// own GORACE at start-up and keeps it).
+func quietRaceExit() {
+	if _, set := os.LookupEnv("GORACE"); set {
+		return
+	}
+	if err := os.Setenv("GORACE", raceExitSleep); err != nil {
+		fmt.Fprintln(os.Stderr, "sidecar tests: setting GORACE:", err)
+		os.Exit(1)
+	}
 }
 
 // recordingStdin copies every line the server reads to the record file.

@@ -38,7 +38,7 @@ func npmServer(t *testing.T, pkg string) (node, entry string) {
 func TestNPMEverythingServer(t *testing.T) {
 	node, entry := npmServer(t, "server-everything")
 	env, err := devsetup.Build(devsetup.Options{
-		Dir: t.TempDir(), Command: node, Args: []string{entry, "stdio"},
+		Dir: t.TempDir(), Command: node, PassEnv: testPassEnv, Args: []string{entry, "stdio"},
 		Tools: map[string]devsetup.Tool{
 			"echo":                           {Action: "provared.data.read"},
 			"get-sum":                        {Action: "provared.data.read"},
@@ -118,7 +118,7 @@ func TestNPMFilesystemServer(t *testing.T) {
 	node, entry := npmServer(t, "server-filesystem")
 	files := t.TempDir()
 	env, err := devsetup.Build(devsetup.Options{
-		Dir: t.TempDir(), Command: node, Args: []string{entry, files},
+		Dir: t.TempDir(), Command: node, PassEnv: testPassEnv, Args: []string{entry, files},
 		Tools: map[string]devsetup.Tool{
 			"read_text_file": {Action: "provared.data.read"},
 			"write_file":     {Action: "provared.data.change"},
