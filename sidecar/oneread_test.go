@@ -374,7 +374,10 @@ func readToEnd(t *testing.T, r *bufio.Reader) []string {
 // is not said to be sent: the client gets error 1002 saying the server did
 // not get it, and the stub names that text, not an outcome of the server.
 func TestCallNotDeliveredIsNotSaidSent(t *testing.T) {
-	h := startWith(t, "closein", baseOptions())
+	o := baseOptions()
+	// The closein server ignores the end of its input: it is stopped after 100 ms, not the default 5 s.
+	o.Settings = map[string]any{"shutdownWait": 100}
+	h := startWith(t, "closein", o)
 	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	if got := h.recv(); !strings.Contains(got, "input closed") {
 		t.Fatalf("the server said %s", got)
