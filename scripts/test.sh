@@ -136,6 +136,10 @@ eval "$(printf '%s\n' "$real_env" | sed 's/^export /export REAL_CLUSTER_/')"
 export REAL_CLUSTER_TOOLS="$(cd "$tools" && pwd)"
 
 step "all tests, unit, end-to-end and integration (-race)"
+# A race-built process sleeps atexit_sleep_ms (default 1000) when it exits, so that other threads can
+# finish a report; the end-to-end tests start several such processes each (executor, guard, test
+# servers, verify). The detector stays on; a race found still fails the run.
+export GORACE="${GORACE:-atexit_sleep_ms=50}"
 go test -race -count=1 -timeout 30m -tags integration ./...
 
 step "short fuzz runs of the parsers that face untrusted bytes"

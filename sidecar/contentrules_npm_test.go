@@ -18,6 +18,7 @@ import (
 // keeps it off is written; edit_file on settings.json (a partial edit the executor cannot judge) is
 // refused outright.
 func TestContentRulesWithFilesystemServer(t *testing.T) {
+	t.Parallel()
 	const rules = `{
   "version": 1,
   "rules": [

@@ -36,6 +36,7 @@ func npmServer(t *testing.T, pkg string) (node, entry string) {
 // notifications, resources and prompts pass through; an unlisted tool
 // (get-env, which would show the server's environment) is refused.
 func TestNPMEverythingServer(t *testing.T) {
+	t.Parallel()
 	node, entry := npmServer(t, "server-everything")
 	env, err := devsetup.Build(devsetup.Options{
 		Dir: t.TempDir(), Command: node, PassEnv: testPassEnv, Args: []string{entry, "stdio"},
@@ -115,6 +116,7 @@ func TestNPMEverythingServer(t *testing.T) {
 // The reference filesystem server: an allowed write and read go through; a
 // write the slip does not allow is refused and never happens.
 func TestNPMFilesystemServer(t *testing.T) {
+	t.Parallel()
 	node, entry := npmServer(t, "server-filesystem")
 	files := t.TempDir()
 	env, err := devsetup.Build(devsetup.Options{
