@@ -63,7 +63,7 @@ func newMultiEnv(t *testing.T, httpURL string) *multiEnv {
 	if err := json.Unmarshal(raw, &set); err != nil {
 		t.Fatal(err)
 	}
-	passEnv := []string{"PATH", "HOME"}
+	passEnv := testPassEnv
 	servers := map[string]any{
 		"fs": map[string]any{"command": node, "args": []string{fsEntry, data}, "passEnv": passEnv},
 		"ev": map[string]any{"command": node, "args": []string{evEntry, "stdio"}, "passEnv": passEnv},
@@ -204,6 +204,7 @@ func (m *multiEnv) copyLines(t *testing.T) []copylog.Line {
 // rule, a refuse rule, a redacted secret that reaches the server whole,
 // and the stub naming the server.
 func TestMultiServersTypeScriptClient(t *testing.T) {
+	t.Parallel()
 	m := newMultiEnv(t, "")
 	secret := "sk-proj-" + strings.Repeat("Ab1", 12)
 	content := "config\napi_key=" + secret + "\n"
@@ -301,6 +302,7 @@ func TestMultiServersTypeScriptClient(t *testing.T) {
 // passing of the window is tested in policy_test.go (TestQuotaRestore), on
 // sent lines dated 61 and 30 seconds ago.
 func TestMultiServersQuota(t *testing.T) {
+	t.Parallel()
 	m := newMultiEnv(t, "")
 	search := step{Op: "call", Name: "fs.search_files", Args: map[string]any{"path": m.data, "pattern": "a"}}
 	res, _ := m.run(t, search, search, search, search)
@@ -327,6 +329,7 @@ func TestMultiServersQuota(t *testing.T) {
 // The everything server over streamable HTTP behind the executor, beside
 // a stdio server, with its receipts.
 func TestMultiServersHTTP(t *testing.T) {
+	t.Parallel()
 	node, evEntry := npmServer(t, "server-everything")
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -397,6 +400,7 @@ func TestMultiServersHTTP(t *testing.T) {
 // the decision and the rule; a destructive tool allowed without approval
 // is warned about.
 func TestMultiServersToolsCommand(t *testing.T) {
+	t.Parallel()
 	m := newMultiEnv(t, "")
 	out, err := exec.Command(executorBin, "tools", "--config", m.env.SettingsPath, "--json").Output()
 	if err != nil {
@@ -503,6 +507,7 @@ func (m *multiEnv) report(t *testing.T) *usageReport {
 // fake key redacted (a token the copy's salt verifies), the server gets
 // the content whole once approved, and report and the logs never show it.
 func TestMultiServersRedactedApproval(t *testing.T) {
+	t.Parallel()
 	m := newMultiEnv(t, "")
 	editSettings(t, m.env.SettingsPath, func(set map[string]any) {
 		set["tools"].(map[string]any)["fs.write_file"].(map[string]any)["approve"] = true
@@ -577,6 +582,7 @@ func TestMultiServersRedactedApproval(t *testing.T) {
 // `tools` exits 1 and names the server that cannot start, and still lists
 // the others.
 func TestMultiServersToolsCommandServerFails(t *testing.T) {
+	t.Parallel()
 	m := newMultiEnv(t, "")
 	falseBin, err := exec.LookPath("false")
 	if err != nil {
@@ -594,6 +600,7 @@ func TestMultiServersToolsCommandServerFails(t *testing.T) {
 // With the single "server" form, `tools` lists the tools under their own
 // names, decided by exact and glob rules alike.
 func TestToolsCommandSingleServer(t *testing.T) {
+	t.Parallel()
 	node, entry := npmServer(t, "server-everything")
 	env, err := devsetup.Build(devsetup.Options{
 		Dir: t.TempDir(), Command: node, Args: []string{entry, "stdio"},
