@@ -388,6 +388,7 @@ func TestApprovalElicitationGoSDK(t *testing.T) {
 				name += " decline"
 			}
 			t.Run(name, func(t *testing.T) {
+				t.Parallel()
 				h := startWith(t, "sdk", approvalOptions(true, nil))
 				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 				defer cancel()

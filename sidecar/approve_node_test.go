@@ -55,6 +55,7 @@ func TestApprovalTypeScriptClient(t *testing.T) {
 	}
 	for _, mode := range []string{"accept", "decline", "none"} {
 		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
 			o, record := serverOpts(t, "sdk", approvalOptions(true, nil))
 			env, err := devsetup.Build(o)
 			if err != nil {

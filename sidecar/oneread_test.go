@@ -123,6 +123,7 @@ func TestSmugglingNeverReachesTheServer(t *testing.T) {
 	t.Parallel()
 	for _, kind := range []string{"sdk", "mcpgo"} {
 		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
 			h := startServerKind(t, kind, baseOptions())
 			h.rawInitialize()
 			for _, line := range smugglingLines {

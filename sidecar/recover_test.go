@@ -56,6 +56,7 @@ func TestRecoveryWritesLateReceipts(t *testing.T) {
 		{"book could not be written", &record.Detail{Name: receipt.LabelToolResult, SHA256: resultFP}, [2]string{receipt.LabelToolResult, resultFP}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			o, record := serverOpts(t, "sdk", baseOptions())
 			env, err := devsetup.Build(o)
 			if err != nil {

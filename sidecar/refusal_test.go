@@ -64,6 +64,7 @@ func TestRefusalsNeverReachTheServer(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			o := baseOptions()
 			if tc.opts != nil {
 				tc.opts(&o)
