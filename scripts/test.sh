@@ -11,6 +11,8 @@
 #     pods, built once by the scripts in ../shared/tools.
 # Then: go vet, gofmt, golangci-lint, deadcode, every test (unit, end-to-end through the real binary, and
 # integration against a real Vault, kube-apiserver and Jaeger) under the race detector, short fuzz runs, the demo.
+# The servers start in the background during vet, gofmt, golangci-lint and deadcode; the fuzz runs go beside
+# the tests.
 #
 # Usage: scripts/test.sh [setup]     `setup` stops after the set-up.
 # Environment (optional): MCP_EXECUTOR_TOOLS_DIR (cache folder, default $HOME/.cache/mcp-executor-tools,
