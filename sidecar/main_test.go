@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -42,6 +44,7 @@ func TestMain(m *testing.M) {
 		return
 	}
 	quietRaceExit()
+	parallelFloor()
 	dir, err := os.MkdirTemp("", "mcp-executor-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -85,6 +88,26 @@ func quietRaceExit() {
 	}
 	if err := os.Setenv("GORACE", raceExitSleep); err != nil {
 		fmt.Fprintln(os.Stderr, "sidecar tests: setting GORACE:", err)
+		os.Exit(1)
+	}
+}
+
+// minParallel is the fewest tests run side by side here unless -parallel
+// says otherwise: the end-to-end tests mostly wait on their processes (the
+// executor, its server, node), so more of them than cores fit at once.
+const minParallel = 4
+
+// parallelFloor raises -test.parallel to minParallel when it was not set
+// on the command line.
+func parallelFloor() {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if set || runtime.GOMAXPROCS(0) >= minParallel {
+		return
+	}
+	if err := flag.Set("test.parallel", strconv.Itoa(minParallel)); err != nil {
+		fmt.Fprintln(os.Stderr, "sidecar tests: setting -test.parallel:", err)
 		os.Exit(1)
 	}
 }
