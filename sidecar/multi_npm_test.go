@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -296,11 +297,13 @@ func TestMultiServersTypeScriptClient(t *testing.T) {
 	}
 }
 
-// The fourth fs.search_files in a minute is refused by its quota, and the
-// windows are restored from the copy at a restart. The window's passing is
-// passing of the window is tested in policy_test.go (TestQuotaRestore), on
-// sent lines dated 61 and 30 seconds ago.
+// The fourth fs.search_files in a minute is refused by its quota, still
+// after a restart (the window is counted from the copy), and allowed again
+// once the minute of the oldest call has passed, by the copy's own dates.
+// This is the one test that waits for a window to pass (up to a minute, on
+// a deadline read from the copy); it runs beside the others.
 func TestMultiServersQuota(t *testing.T) {
+	t.Parallel()
 	m := newMultiEnv(t, "")
 	search := step{Op: "call", Name: "fs.search_files", Args: map[string]any{"path": m.data, "pattern": "a"}}
 	res, _ := m.run(t, search, search, search, search)
@@ -313,15 +316,61 @@ func TestMultiServersQuota(t *testing.T) {
 	if !r.IsError || r.Meta["red.prova/refused"] != "quota" || !strings.Contains(r.text(), "quota fs.search_files: 3 per minute used; retry after") {
 		t.Fatalf("the fourth search: %+v", r)
 	}
-	// A restart within the minute: still refused.
+	// The window frees when the oldest of the three sent calls, as the
+	// copy dates it, is a minute old.
+	var sent []time.Time
+	for _, ln := range m.copyLines(t) {
+		if ln.Kind == copylog.KindSent && ln.Tool == "fs.search_files" {
+			sent = append(sent, ln.When)
+		}
+	}
+	if len(sent) != 3 {
+		t.Fatalf("%d sent lines of fs.search_files in the copy, want 3", len(sent))
+	}
+	free := slices.MinFunc(sent, time.Time.Compare).Add(time.Minute)
+
+	// A restart within the minute: still refused, and the retry-after is
+	// the time left until free (rounded up to a second) as of the refusal.
+	before := time.Now()
 	res, _ = m.run(t, search)
+	after := time.Now()
 	if !res[0].IsError || res[0].Meta["red.prova/refused"] != "quota" {
 		t.Fatalf("after a restart within the minute: %+v", res[0])
 	}
+	retry := retryAfter(t, res[0].text())
+	if after.Add(retry).Before(free) || before.Add(retry).After(free.Add(time.Second)) {
+		t.Fatalf("retry after %s, refused between %s and %s; the window frees at %s (the copy's oldest call and a minute)",
+			retry, before.Format(time.RFC3339Nano), after.Format(time.RFC3339Nano), free.Format(time.RFC3339Nano))
+	}
+
+	// After the window, a new executor (restored from the same copy)
+	// allows the call.
+	time.Sleep(time.Until(free))
+	res, _ = m.run(t, search)
+	if res[0].IsError {
+		t.Fatalf("after the window passed: %+v", res[0])
+	}
 	m.checkRecords(t)
-	if u := m.report(t).tool("fs.search_files"); u.Calls != 5 || u.Allowed != 3 || u.Refused["quota"] != 2 || u.Server.P99 <= 0 {
+	if u := m.report(t).tool("fs.search_files"); u.Calls != 6 || u.Allowed != 4 || u.Refused["quota"] != 2 || u.Server.P99 <= 0 {
 		t.Errorf("report fs.search_files: %+v", u)
 	}
+}
+
+// retryAfter reads the duration of a quota refusal's "retry after 41s".
+func retryAfter(t *testing.T, text string) time.Duration {
+	t.Helper()
+	_, rest, ok := strings.Cut(text, "retry after ")
+	if !ok {
+		t.Fatalf("no retry-after in %q", text)
+	}
+	if i := strings.IndexFunc(rest, func(r rune) bool { return r == ' ' || r == ';' || r == '\n' || r == ')' }); i >= 0 {
+		rest = rest[:i]
+	}
+	d, err := time.ParseDuration(strings.TrimSuffix(rest, "."))
+	if err != nil || d <= 0 {
+		t.Fatalf("the retry-after of %q: %v", text, err)
+	}
+	return d
 }
 
 // The everything server over streamable HTTP behind the executor, beside
