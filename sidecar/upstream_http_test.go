@@ -37,7 +37,7 @@ type httpPeer struct {
 func startHTTPPeer(t *testing.T, url string, client *http.Client) *httpPeer {
 	t.Helper()
 	h := startHTTPUpstream(url, []settings.EnvVar{{Name: "Authorization"}}, map[string]string{"Authorization": "Bearer t0ken"},
-		slog.New(slog.NewTextHandler(io.Discard, nil)))
+		slog.New(slog.DiscardHandler))
 	if client != nil {
 		client.CheckRedirect = h.client.CheckRedirect
 		h.client = client
