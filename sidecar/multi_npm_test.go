@@ -548,9 +548,10 @@ func (m *multiEnv) report(t *testing.T) *usageReport {
 	return r
 }
 
-// A write_file held for approval: the queue file a person reads shows the
-// fake key redacted (a token the copy's salt verifies), the server gets
-// the content whole once approved, and report and the logs never show it.
+// A write_file held for approval: the queue file a person reads and the
+// elicitation the agent's client is asked show the fake key redacted (a
+// token the copy's salt verifies), the server gets the content whole once
+// approved, and report and the logs never show it.
 func TestMultiServersRedactedApproval(t *testing.T) {
 	m := newMultiEnv(t, "")
 	editSettings(t, m.env.SettingsPath, func(set map[string]any) {
@@ -558,7 +559,8 @@ func TestMultiServersRedactedApproval(t *testing.T) {
 	})
 	secret := "sk-proj-" + strings.Repeat("Zq9", 12)
 	content := "token file\napi_key=" + secret + "\n"
-	plan, _ := json.Marshal(map[string]any{"steps": []step{{Op: "call", Name: "fs.write_file",
+	asked := filepath.Join(t.TempDir(), "asked.jsonl")
+	plan, _ := json.Marshal(map[string]any{"elicitTo": asked, "steps": []step{{Op: "call", Name: "fs.write_file",
 		Args: map[string]any{"path": filepath.Join(m.data, "key.txt"), "content": content}}}})
 	planPath := filepath.Join(t.TempDir(), "plan.json")
 	if err := os.WriteFile(planPath, plan, 0o600); err != nil {
@@ -577,6 +579,23 @@ func TestMultiServersRedactedApproval(t *testing.T) {
 	shown := string(f.Arguments)
 	if strings.Contains(shown, secret) || !strings.Contains(shown, "[REDACTED:") {
 		t.Fatalf("the approval request shows %s", shown)
+	}
+	// The elicitation the client got names the request and shows the
+	// arguments as the queue file does.
+	var question string
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if b, err := os.ReadFile(asked); err == nil && bytes.HasSuffix(b, []byte("\n")) {
+			if err := json.Unmarshal(bytes.TrimSpace(b), &question); err != nil {
+				t.Fatalf("the client's record of the elicitation %q: %v", b, err)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the client was not asked within 20s; stderr:\n%s", stderr.String())
+		}
+	}
+	if strings.Contains(question, secret) || !strings.Contains(question, "[REDACTED:") || !strings.Contains(question, f.ID) {
+		t.Fatalf("the elicitation asks %q", question)
 	}
 	files, _ := filepath.Glob(filepath.Join(queueDir(h), "*"))
 	for _, p := range files {
@@ -612,6 +631,9 @@ func TestMultiServersRedactedApproval(t *testing.T) {
 	j := strings.Index(shown[i:], "]")
 	if salt == nil || !redact.Verify(salt, secret, shown[i:i+j+1]) {
 		t.Errorf("the token %s is not the secret's under the copy's salt", shown[i:i+j+1])
+	}
+	if !strings.Contains(question, shown[i:i+j+1]) {
+		t.Errorf("the elicitation %q does not show the token %s", question, shown[i:i+j+1])
 	}
 	rep := m.report(t)
 	if strings.Contains(string(rep.raw), secret) {
