@@ -4,7 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"io"
+	"log"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -431,13 +435,24 @@ func TestMultiServersHTTP(t *testing.T) {
 		t.Errorf("ev.echo: %+v", r)
 	}
 	receipts := 0
+	servers := map[string]string{}
 	for _, ln := range m.copyLines(t) {
-		if ln.Kind == copylog.KindReceipt {
+		switch ln.Kind {
+		case copylog.KindReceipt:
 			receipts++
+		case copylog.KindSent:
+			for _, d := range ln.Details {
+				if d.Name == receipt.LabelServer {
+					servers[ln.Tool] = d.SHA256
+				}
+			}
 		}
 	}
 	if receipts != 2 {
 		t.Errorf("%d receipts in the copy, want 2", receipts)
+	}
+	if servers["web.echo"] != canon.Fingerprint([]byte("web")) || servers["ev.echo"] != canon.Fingerprint([]byte("ev")) {
+		t.Errorf("the stubs do not name their servers under %s: %v", receipt.LabelServer, servers)
 	}
 	m.checkRecords(t)
 }
@@ -689,5 +704,111 @@ func TestToolsCommandSingleServer(t *testing.T) {
 	}
 	if got["echo"] != "allow exact" || got["get-sum"] != "allow glob:get-*" {
 		t.Fatalf("tools: %v", got)
+	}
+}
+
+// hostileMCP is an HTTP tool server that answers initialize and
+// tools/list as MCP asks and each tool call wrongly: web.otherid under
+// another id, web.dup with a duplicate member, web.big with an answer over
+// 16 MiB. It is written here because no real server misbehaves on purpose.
+func hostileMCP(t *testing.T) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodDelete {
+			return
+		}
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if req.ID == nil {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		answer := func(result string) string {
+			return `{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":` + result + `}`
+		}
+		var body string
+		switch {
+		case req.Method == "initialize":
+			w.Header().Set("Mcp-Session-Id", "hostile-1")
+			body = answer(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"hostile","version":"1"}}`)
+		case req.Method == "tools/list":
+			body = answer(`{"tools":[{"name":"otherid","inputSchema":{"type":"object"}},{"name":"dup","inputSchema":{"type":"object"}},{"name":"big","inputSchema":{"type":"object"}}]}`)
+		case req.Params.Name == "otherid":
+			body = `{"jsonrpc":"2.0","id":"not-yours","result":{"content":[]}}`
+		case req.Params.Name == "dup":
+			body = `{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":{"content":[],"content":[]}}`
+		case req.Params.Name == "big":
+			body = answer(`{"content":[{"type":"text","text":"` + strings.Repeat("a", 17<<20) + `"}]}`)
+		default:
+			body = `{"jsonrpc":"2.0","id":` + string(req.ID) + `,"error":{"code":-32601,"message":"no such method"}}`
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, body)
+	})
+}
+
+// A misbehaving HTTP server behind the executor: each bad answer ends its
+// call at once with an error the client sees and a receipt (verify and
+// compare pass); the server's answer under another id is dropped; a server
+// whose certificate does not verify is refused (`tools` says so).
+func TestMultiServersHostileHTTP(t *testing.T) {
+	srv := httptest.NewServer(hostileMCP(t))
+	defer srv.Close()
+	m := newMultiEnv(t, srv.URL+"/mcp")
+	editSettings(t, m.env.SettingsPath, func(set map[string]any) {
+		tools := set["tools"].(map[string]any)
+		delete(tools, "web.echo")
+		tools["web.*"] = map[string]any{"action": "provared.code.run"}
+	})
+	res, stderr := m.run(t,
+		step{Op: "call", Name: "web.otherid"},
+		step{Op: "call", Name: "web.dup"},
+		step{Op: "call", Name: "web.big"},
+		step{Op: "call", Name: "ev.echo", Args: map[string]any{"message": "still here"}},
+	)
+	for i, want := range []string{"holds no answer to the request", "could not be read as a message", "over 16 MiB"} {
+		r := res[i]
+		if r.Error == "" && !r.IsError {
+			t.Errorf("step %d was answered as a success: %+v", i, r)
+		}
+		if !strings.Contains(r.Error+r.text(), want) {
+			t.Errorf("step %d: %+v, want %q in the error", i, r, want)
+		}
+	}
+	if r := res[3]; r.IsError || !strings.Contains(r.text(), "still here") {
+		t.Errorf("ev.echo after the bad answers: %+v", r)
+	}
+	if !strings.Contains(stderr, "a line from the tool server is dropped") {
+		t.Errorf("the answer under another id was not dropped and counted; stderr:\n%s", stderr)
+	}
+	receipts := 0
+	for _, ln := range m.copyLines(t) {
+		if ln.Kind == copylog.KindReceipt {
+			receipts++
+		}
+	}
+	if receipts != 4 {
+		t.Errorf("%d receipts in the copy, want 4", receipts)
+	}
+	m.checkRecords(t)
+
+	tlsSrv := httptest.NewUnstartedServer(hostileMCP(t))
+	tlsSrv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes
+	tlsSrv.StartTLS()
+	defer tlsSrv.Close()
+	editSettings(t, m.env.SettingsPath, func(set map[string]any) {
+		set["servers"].(map[string]any)["web"] = map[string]any{"url": tlsSrv.URL + "/mcp"}
+	})
+	out, code := runExecutor(t, "tools", "--config", m.env.SettingsPath)
+	if code != 1 || !strings.Contains(out, "tool server web could not be listed") || !strings.Contains(out, "TLS certificate did not verify") {
+		t.Fatalf("tools in front of a server whose certificate does not verify exits %d:\n%s", code, out)
 	}
 }
