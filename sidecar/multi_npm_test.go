@@ -711,7 +711,7 @@ func TestToolsCommandSingleServer(t *testing.T) {
 // tools/list as MCP asks and each tool call wrongly: web.otherid under
 // another id, web.dup with a duplicate member, web.big with an answer over
 // 16 MiB. It is written here because no real server misbehaves on purpose.
-func hostileMCP(t *testing.T) http.Handler {
+func hostileMCP() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodDelete {
 			return
@@ -760,7 +760,7 @@ func hostileMCP(t *testing.T) http.Handler {
 // compare pass); the server's answer under another id is dropped; a server
 // whose certificate does not verify is refused (`tools` says so).
 func TestMultiServersHostileHTTP(t *testing.T) {
-	srv := httptest.NewServer(hostileMCP(t))
+	srv := httptest.NewServer(hostileMCP())
 	defer srv.Close()
 	m := newMultiEnv(t, srv.URL+"/mcp")
 	editSettings(t, m.env.SettingsPath, func(set map[string]any) {
@@ -800,7 +800,7 @@ func TestMultiServersHostileHTTP(t *testing.T) {
 	}
 	m.checkRecords(t)
 
-	tlsSrv := httptest.NewUnstartedServer(hostileMCP(t))
+	tlsSrv := httptest.NewUnstartedServer(hostileMCP())
 	tlsSrv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes
 	tlsSrv.StartTLS()
 	defer tlsSrv.Close()
