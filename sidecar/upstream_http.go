@@ -43,7 +43,8 @@ import (
 // executor's as soon as that answer ends (the messages of other ids go on to
 // the session, which drops and counts them); an answer over 16 MiB is not
 // read further; a redirect is followed only within the URL's origin
-// (scheme, host and port), so the headers never go to another host; a 404
+// (scheme, host and port), so the headers never go to another host, and
+// only when it keeps the POST (307, 308); a 404
 // to a request under a session id says the session ended.
 type httpUpstream struct {
 	url     string
@@ -243,13 +244,21 @@ func (h *httpUpstream) post(line []byte, m *wire.Message, init bool) {
 // errCrossOrigin is a redirect the executor does not follow.
 var errCrossOrigin = errors.New("a redirect to another origin is not followed")
 
+// errMethodChange is a redirect (301, 302, 303) that would turn the POST
+// into a GET without its message.
+var errMethodChange = errors.New("a redirect that changes the request's method is not followed")
+
 // sameOriginRedirect follows a redirect only within the first request's
 // origin (scheme, host and port), at most 10 times: the headers (the
-// credentials among them) never go to another host.
+// credentials among them) never go to another host. Only a redirect that
+// keeps the method and the body (307, 308) is followed.
 func sameOriginRedirect(req *http.Request, via []*http.Request) error {
 	first := via[0].URL
 	if req.URL.Scheme != first.Scheme || req.URL.Host != first.Host {
 		return fmt.Errorf("%w (to %s://%s)", errCrossOrigin, req.URL.Scheme, req.URL.Host)
+	}
+	if req.Method != via[0].Method {
+		return errMethodChange
 	}
 	if len(via) >= 10 {
 		return errors.New("more than 10 redirects")
@@ -270,6 +279,8 @@ func unreachable(err error) string {
 		return "the HTTP tool server's TLS certificate did not verify, so the executor refused the connection"
 	case errors.Is(err, errCrossOrigin):
 		return "the HTTP tool server redirected the request to another origin, which the executor does not follow (the headers stay with the configured URL)"
+	case errors.Is(err, errMethodChange):
+		return "the HTTP tool server redirected the request with a status that turns it into a GET (301, 302 or 303), which the executor does not follow; set the URL the redirect names"
 	}
 	return "the HTTP tool server could not be reached"
 }

@@ -273,7 +273,8 @@ func jsonAnswer(body string) http.HandlerFunc {
 
 // A redirect is followed within the URL's origin, headers and body kept;
 // a redirect to another origin (another port of the same host is one) is
-// not followed, so the other server never sees the headers.
+// not followed, so the other server never sees the headers; nor is one
+// that would turn the POST into a GET.
 func TestHTTPUpstreamRedirects(t *testing.T) {
 	var otherHits atomic.Int32
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -287,6 +288,8 @@ func TestHTTPUpstreamRedirects(t *testing.T) {
 			http.Redirect(w, r, other.URL+"/mcp", http.StatusTemporaryRedirect)
 		case "/here":
 			http.Redirect(w, r, "/mcp", http.StatusPermanentRedirect)
+		case "/found":
+			http.Redirect(w, r, "/mcp", http.StatusFound)
 		case "/mcp":
 			body, _ := io.ReadAll(r.Body)
 			if r.Header.Get("Authorization") != "Bearer t0ken" || !strings.Contains(string(body), `"x-1"`) {
@@ -312,6 +315,13 @@ func TestHTTPUpstreamRedirects(t *testing.T) {
 	}
 	if n := otherHits.Load(); n != 0 {
 		t.Fatalf("the other origin was asked %d times", n)
+	}
+
+	p = startHTTPPeer(t, srv.URL+"/found", nil)
+	p.send(t, httpCall)
+	got = p.next(t)
+	if msg := errorMessage(t, got, "x-1"); !strings.Contains(msg, "turns it into a GET") {
+		t.Fatalf("a 302 (POST to GET): %s", got)
 	}
 }
 
