@@ -812,3 +812,41 @@ func TestMultiServersHostileHTTP(t *testing.T) {
 		t.Fatalf("tools in front of a server whose certificate does not verify exits %d:\n%s", code, out)
 	}
 }
+
+// With "namespaceSeparator": "__" (for clients that refuse dots) the
+// listing, the rules and the routing use it.
+func TestMultiServersUnderscoreSeparator(t *testing.T) {
+	m := newMultiEnv(t, "")
+	editSettings(t, m.env.SettingsPath, func(set map[string]any) {
+		set["namespaceSeparator"] = "__"
+		tools := map[string]any{}
+		for name, rule := range set["tools"].(map[string]any) {
+			tools[strings.Replace(name, ".", "__", 1)] = rule
+		}
+		set["tools"] = tools
+	})
+	res, _ := m.run(t,
+		step{Op: "list"},
+		step{Op: "call", Name: "fs__read_text_file", Args: map[string]any{"path": filepath.Join(m.data, "b.txt")}},
+		step{Op: "call", Name: "ev__echo", Args: map[string]any{"message": "under two underscores"}},
+		step{Op: "call", Name: "fs__move_file", Args: map[string]any{"source": filepath.Join(m.data, "a.txt"), "destination": filepath.Join(m.data, "c.txt")}},
+	)
+	if len(res[0].Tools) < 10 {
+		t.Fatalf("tools/list: %+v", res[0])
+	}
+	for _, tl := range res[0].Tools {
+		if !strings.HasPrefix(tl.Name, "fs__") && !strings.HasPrefix(tl.Name, "ev__") || strings.Contains(tl.Name, ".") {
+			t.Errorf("tool %q is not named <server>__<tool>", tl.Name)
+		}
+	}
+	if r := res[1]; r.IsError || !strings.Contains(r.text(), "hello from b.txt") {
+		t.Errorf("fs__read_text_file (glob fs__read_*): %+v", r)
+	}
+	if r := res[2]; r.IsError || !strings.Contains(r.text(), "under two underscores") {
+		t.Errorf("ev__echo: %+v", r)
+	}
+	if r := res[3]; !r.IsError || r.Meta["red.prova/refused"] != "refused-by-rule" {
+		t.Errorf("fs__move_file (refuse rule): %+v", r)
+	}
+	m.checkRecords(t)
+}
