@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -711,8 +712,10 @@ func TestToolsCommandSingleServer(t *testing.T) {
 // tools/list as MCP asks and each tool call wrongly: web.otherid under
 // another id, web.dup with a duplicate member, web.big with an answer over
 // 16 MiB. It is written here because no real server misbehaves on purpose.
-func hostileMCP() http.Handler {
+// auth gets the Authorization header of every request.
+func hostileMCP(auth func(string)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth(r.Header.Get("Authorization"))
 		if r.Method == http.MethodDelete {
 			return
 		}
@@ -758,15 +761,25 @@ func hostileMCP() http.Handler {
 // A misbehaving HTTP server behind the executor: each bad answer ends its
 // call at once with an error the client sees and a receipt (verify and
 // compare pass); the server's answer under another id is dropped; a server
-// whose certificate does not verify is refused (`tools` says so).
+// whose certificate does not verify is refused (`tools` says so). Every
+// request carries the header read from its secret file.
 func TestMultiServersHostileHTTP(t *testing.T) {
-	srv := httptest.NewServer(hostileMCP())
+	var mu sync.Mutex
+	auths := map[string]int{}
+	srv := httptest.NewServer(hostileMCP(func(a string) { mu.Lock(); auths[a]++; mu.Unlock() }))
 	defer srv.Close()
 	m := newMultiEnv(t, srv.URL+"/mcp")
+	if err := os.MkdirAll(filepath.Join(filepath.Dir(m.env.SettingsPath), "secrets"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(filepath.Dir(m.env.SettingsPath), "secrets", "web-token"), []byte("Bearer w3b-t0ken\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	editSettings(t, m.env.SettingsPath, func(set map[string]any) {
 		tools := set["tools"].(map[string]any)
 		delete(tools, "web.echo")
 		tools["web.*"] = map[string]any{"action": "provared.code.run"}
+		set["servers"].(map[string]any)["web"].(map[string]any)["headers"] = map[string]any{"Authorization": map[string]any{"file": "secrets/web-token"}}
 	})
 	res, stderr := m.run(t,
 		step{Op: "call", Name: "web.otherid"},
@@ -798,14 +811,19 @@ func TestMultiServersHostileHTTP(t *testing.T) {
 	if receipts != 4 {
 		t.Errorf("%d receipts in the copy, want 4", receipts)
 	}
+	mu.Lock()
+	if len(auths) != 1 || auths["Bearer w3b-t0ken"] < 5 {
+		t.Errorf("the Authorization headers the server got: %v, want Bearer w3b-t0ken on every request", auths)
+	}
+	mu.Unlock()
 	m.checkRecords(t)
 
-	tlsSrv := httptest.NewUnstartedServer(hostileMCP())
+	tlsSrv := httptest.NewUnstartedServer(hostileMCP(func(string) {}))
 	tlsSrv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes
 	tlsSrv.StartTLS()
 	defer tlsSrv.Close()
 	editSettings(t, m.env.SettingsPath, func(set map[string]any) {
-		set["servers"].(map[string]any)["web"] = map[string]any{"url": tlsSrv.URL + "/mcp"}
+		set["servers"].(map[string]any)["web"].(map[string]any)["url"] = tlsSrv.URL + "/mcp"
 	})
 	out, code := runExecutor(t, "tools", "--config", m.env.SettingsPath)
 	if code != 1 || !strings.Contains(out, "tool server web could not be listed") || !strings.Contains(out, "TLS certificate did not verify") {
