@@ -18,9 +18,9 @@ import (
 
 // The quota windows at a start are those of the copy's sent lines: calls
 // that left the window do not count, calls within it do, lines of other
-// kinds and tools without a windowed quota are not counted. (The minute
-// passing is tested here, on lines dated in the past, rather than by
-// waiting a minute in the end-to-end tests.)
+// kinds and tools without a windowed quota are not counted. (Here on
+// lines dated in the past; TestMultiServersQuota waits for a real minute
+// to pass through the binary, once.)
 func TestQuotaRestore(t *testing.T) {
 	set := &settings.Settings{
 		Tools: map[string]settings.Tool{
