@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
@@ -192,6 +193,7 @@ func (h *httpUpstream) post(line []byte, m *wire.Message, init bool) {
 		return
 	}
 	if resp.StatusCode/100 != 2 {
+		said := errorBodyMessage(resp.Body)
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 		if resp.StatusCode == http.StatusNotFound && req.Header.Get("Mcp-Session-Id") != "" {
 			h.log.Warn("the HTTP tool server no longer knows the executor's session", slog.Int("status", resp.StatusCode))
@@ -199,7 +201,11 @@ func (h *httpUpstream) post(line []byte, m *wire.Message, init bool) {
 			return
 		}
 		h.log.Warn("the HTTP tool server answered with an HTTP error", slog.Int("status", resp.StatusCode))
-		h.fail(m, "the HTTP tool server answered "+resp.Status)
+		why := "the HTTP tool server answered " + resp.Status
+		if said != "" {
+			why += " (it says: " + said + ")"
+		}
+		h.fail(m, why)
 		return
 	}
 	answered := false
@@ -239,6 +245,30 @@ func (h *httpUpstream) post(line []byte, m *wire.Message, init bool) {
 		h.log.Warn("the HTTP tool server's answer to a POST holds no answer under the request's id")
 		h.fail(m, "the HTTP tool server's answer holds no answer to the request (no message under its id)")
 	}
+}
+
+// errorBodyMessage is the message of a JSON-RPC error in an HTTP error's
+// body (as a server answers a request under a session it does not know),
+// at most 200 characters of printable text; "" when there is none.
+func errorBodyMessage(body io.Reader) string {
+	var e struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.NewDecoder(io.LimitReader(body, 64<<10)).Decode(&e); err != nil {
+		return ""
+	}
+	msg := strings.Map(func(r rune) rune {
+		if !unicode.IsPrint(r) {
+			return ' '
+		}
+		return r
+	}, strings.TrimSpace(e.Error.Message))
+	if r := []rune(msg); len(r) > 200 {
+		msg = string(r[:200]) + "…"
+	}
+	return msg
 }
 
 // errCrossOrigin is a redirect the executor does not follow.

@@ -220,6 +220,15 @@ func TestHTTPUpstreamHostileServers(t *testing.T) {
 		{"500", false, func(w http.ResponseWriter, r *http.Request) { http.Error(w, "boom", http.StatusInternalServerError) },
 			nil, "answered 500 Internal Server Error"},
 		{"404 without a session", false, http.NotFound, nil, "answered 404 Not Found"},
+		{"400 with a JSON-RPC error (as the everything server says of a session it does not know)", true, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = io.WriteString(w, `{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid\nsession ID provided"},"id":null}`)
+		}, nil, "answered 400 Bad Request (it says: Bad Request: No valid session ID provided)"},
+		{"400 whose error message is long", false, func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = io.WriteString(w, `{"error":{"message":"`+strings.Repeat("é", 300)+`"}}`)
+		}, nil, "answered 400 Bad Request (it says: " + strings.Repeat("é", 200) + "…)"},
 		{"404 to a request under a session", true, http.NotFound, nil, "no longer knows the session (HTTP 404): it expired or the server restarted; restart the executor"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
