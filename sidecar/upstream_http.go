@@ -193,19 +193,7 @@ func (h *httpUpstream) post(line []byte, m *wire.Message, init bool) {
 		return
 	}
 	if resp.StatusCode/100 != 2 {
-		said := errorBodyMessage(resp.Body)
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-		if resp.StatusCode == http.StatusNotFound && req.Header.Get("Mcp-Session-Id") != "" {
-			h.log.Warn("the HTTP tool server no longer knows the executor's session", slog.Int("status", resp.StatusCode))
-			h.fail(m, "the HTTP tool server no longer knows the session (HTTP 404): it expired or the server restarted; restart the executor to begin a new session")
-			return
-		}
-		h.log.Warn("the HTTP tool server answered with an HTTP error", slog.Int("status", resp.StatusCode))
-		why := "the HTTP tool server answered " + resp.Status
-		if said != "" {
-			why += " (it says: " + said + ")"
-		}
-		h.fail(m, why)
+		h.httpError(m, req, resp)
 		return
 	}
 	answered := false
@@ -245,6 +233,25 @@ func (h *httpUpstream) post(line []byte, m *wire.Message, init bool) {
 		h.log.Warn("the HTTP tool server's answer to a POST holds no answer under the request's id")
 		h.fail(m, "the HTTP tool server's answer holds no answer to the request (no message under its id)")
 	}
+}
+
+// httpError answers m, whose POST got an HTTP error status: a 404 under a
+// session id is the session's end (the transport's rule); otherwise the
+// status and the server's JSON-RPC message, when its body holds one.
+func (h *httpUpstream) httpError(m *wire.Message, req *http.Request, resp *http.Response) {
+	said := errorBodyMessage(resp.Body)
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode == http.StatusNotFound && req.Header.Get("Mcp-Session-Id") != "" {
+		h.log.Warn("the HTTP tool server no longer knows the executor's session", slog.Int("status", resp.StatusCode))
+		h.fail(m, "the HTTP tool server no longer knows the session (HTTP 404): it expired or the server restarted; restart the executor to begin a new session")
+		return
+	}
+	h.log.Warn("the HTTP tool server answered with an HTTP error", slog.Int("status", resp.StatusCode))
+	why := "the HTTP tool server answered " + resp.Status
+	if said != "" {
+		why += " (it says: " + said + ")"
+	}
+	h.fail(m, why)
 }
 
 // errorBodyMessage is the message of a JSON-RPC error in an HTTP error's
