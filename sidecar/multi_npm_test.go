@@ -378,16 +378,25 @@ func retryAfter(t *testing.T, text string) time.Duration {
 	return d
 }
 
-// The everything server over streamable HTTP behind the executor, beside
-// a stdio server, with its receipts.
-func TestMultiServersHTTP(t *testing.T) {
-	node, evEntry := npmServer(t, "server-everything")
+// freePort is a TCP port of 127.0.0.1 that was free a moment ago.
+func freePort(t *testing.T) string {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-	l.Close()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return port
+}
+
+// startEverythingHTTP starts the everything server in streamable HTTP mode
+// on port and waits until it listens; stop ends it (also at the test's end).
+func startEverythingHTTP(t *testing.T, port string) (stop func()) {
+	t.Helper()
+	node, evEntry := npmServer(t, "server-everything")
 	srv := exec.Command(node, evEntry, "streamableHttp")
 	srv.Env = append(os.Environ(), "PORT="+port)
 	errPipe, err := srv.StderrPipe()
@@ -397,14 +406,16 @@ func TestMultiServersHTTP(t *testing.T) {
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
+	var once sync.Once
+	stop = func() { once.Do(func() { _ = srv.Process.Kill(); _ = srv.Wait() }) }
+	t.Cleanup(stop)
 	ready := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(errPipe)
-		once := false
+		seen := false
 		for sc.Scan() {
-			if !once && strings.Contains(sc.Text(), "listening on port") {
-				once = true
+			if !seen && strings.Contains(sc.Text(), "listening on port") {
+				seen = true
 				close(ready)
 			}
 		}
@@ -414,6 +425,14 @@ func TestMultiServersHTTP(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the everything server did not start listening within 30s")
 	}
+	return stop
+}
+
+// The everything server over streamable HTTP behind the executor, beside
+// a stdio server, with its receipts.
+func TestMultiServersHTTP(t *testing.T) {
+	port := freePort(t)
+	startEverythingHTTP(t, port)
 	m := newMultiEnv(t, "http://127.0.0.1:"+port+"/mcp")
 	res, _ := m.run(t,
 		step{Op: "list"},
@@ -865,6 +884,81 @@ func TestMultiServersUnderscoreSeparator(t *testing.T) {
 	}
 	if r := res[3]; !r.IsError || r.Meta["red.prova/refused"] != "refused-by-rule" {
 		t.Errorf("fs__move_file (refuse rule): %+v", r)
+	}
+	m.checkRecords(t)
+}
+
+// The everything server restarting behind a running executor loses the
+// executor's HTTP session: the next call to it ends at once with an error
+// naming the HTTP status and what the server said (the executor does not
+// open a new session by itself), with its receipt; the stdio servers go on.
+func TestMultiServersHTTPServerRestart(t *testing.T) {
+	port := freePort(t)
+	stop := startEverythingHTTP(t, port)
+	m := newMultiEnv(t, "http://127.0.0.1:"+port+"/mcp")
+	dir := t.TempDir()
+	paused, resume := filepath.Join(dir, "paused"), filepath.Join(dir, "resume")
+	plan, err := json.Marshal(map[string]any{"steps": []step{
+		{Op: "call", Name: "web.echo", Args: map[string]any{"message": "before"}},
+		{Op: "signal", Name: paused},
+		{Op: "waitFile", Name: resume},
+		{Op: "call", Name: "web.echo", Args: map[string]any{"message": "after"}},
+		{Op: "call", Name: "ev.echo", Args: map[string]any{"message": "stdio goes on"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	planPath := filepath.Join(dir, "plan.json")
+	if err := os.WriteFile(planPath, plan, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	node, _ := npmServer(t, "server-filesystem")
+	client, _ := filepath.Abs(filepath.Join("..", "testdata", "multi", "client.mjs"))
+	cmd := exec.Command(node, client, planPath, executorBin, "stdio", "--config", m.env.SettingsPath)
+	var stdout, stderr syncbuf.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(paused); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the client did not reach the pause within 30s; stderr:\n%s", stderr.String())
+		}
+	}
+	stop()
+	startEverythingHTTP(t, port)
+	if err := os.WriteFile(resume, []byte("go\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("the client: %v\nstderr:\n%s", err, stderr.String())
+	}
+	var out struct {
+		Steps []stepResult `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(stdout.String()), &out); err != nil || len(out.Steps) != 5 {
+		t.Fatalf("the client printed %s (%v)", stdout.String(), err)
+	}
+	if r := out.Steps[0]; r.IsError || !strings.Contains(r.text(), "before") {
+		t.Errorf("web.echo before the restart: %+v", r)
+	}
+	if r := out.Steps[3]; !strings.Contains(r.Error, "the HTTP tool server answered 400 Bad Request (it says: Bad Request: No valid session ID provided)") {
+		t.Errorf("web.echo after the restart: %+v", r)
+	}
+	if r := out.Steps[4]; r.IsError || !strings.Contains(r.text(), "stdio goes on") {
+		t.Errorf("ev.echo after the restart: %+v", r)
+	}
+	receipts := 0
+	for _, ln := range m.copyLines(t) {
+		if ln.Kind == copylog.KindReceipt {
+			receipts++
+		}
+	}
+	if receipts != 3 {
+		t.Errorf("%d receipts in the copy, want 3", receipts)
 	}
 	m.checkRecords(t)
 }
