@@ -183,6 +183,11 @@ func (h *httpUpstream) post(line []byte, m *wire.Message, init bool) {
 	defer func() { _ = resp.Body.Close() }()
 	if init {
 		if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
+			if !visibleASCII(sid) {
+				h.log.Warn("the HTTP tool server named a session id that is not visible ASCII")
+				h.fail(m, "the HTTP tool server's session id (Mcp-Session-Id) holds characters other than visible ASCII, which the transport does not allow")
+				return
+			}
 			h.sessionID = sid
 		}
 	}
@@ -233,6 +238,17 @@ func (h *httpUpstream) post(line []byte, m *wire.Message, init bool) {
 		h.log.Warn("the HTTP tool server's answer to a POST holds no answer under the request's id")
 		h.fail(m, "the HTTP tool server's answer holds no answer to the request (no message under its id)")
 	}
+}
+
+// visibleASCII reports whether s is only characters 0x21 to 0x7E, as a
+// session id must be.
+func visibleASCII(s string) bool {
+	for i := range len(s) {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 // httpError answers m, whose POST got an HTTP error status: a 404 under a

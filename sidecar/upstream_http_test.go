@@ -374,3 +374,28 @@ func TestUnreachableText(t *testing.T) {
 		}
 	}
 }
+
+// A session id with characters other than visible ASCII is refused at
+// initialize (it could not be sent back as the transport asks).
+func TestHTTPUpstreamBadSessionID(t *testing.T) {
+	// (Control characters are refused by Go's HTTP client itself.)
+	for _, sid := range []string{"s 1", "s-\u00e9", "s-\u00a0x"} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header()["Mcp-Session-Id"] = []string{sid}
+			jsonAnswer(`{"jsonrpc":"2.0","id":"x-0","result":{"protocolVersion":"2025-06-18"}}`)(w, r)
+		}))
+		p := startHTTPPeer(t, srv.URL, nil)
+		p.send(t, httpInit)
+		got := p.next(t)
+		if msg := errorMessage(t, got, "x-0"); !strings.Contains(msg, "session id (Mcp-Session-Id) holds characters other than visible ASCII") {
+			t.Errorf("session id %q: %s", sid, got)
+		}
+		if rest := p.stop(t); len(rest) != 0 {
+			t.Errorf("session id %q: more lines: %q", sid, rest)
+		}
+		srv.Close()
+	}
+	if !visibleASCII("a-Z_0~9!") {
+		t.Error("visibleASCII refuses visible ASCII")
+	}
+}
