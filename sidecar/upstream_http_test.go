@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
@@ -398,4 +399,90 @@ func TestHTTPUpstreamBadSessionID(t *testing.T) {
 	if !visibleASCII("a-Z_0~9!") {
 		t.Error("visibleASCII refuses visible ASCII")
 	}
+}
+
+// readEventsOf runs readEvents on body and returns the lines handed on.
+func readEventsOf(body []byte) ([]string, error) {
+	var out strings.Builder
+	h := &httpUpstream{log: slog.New(slog.DiscardHandler)}
+	h.w = wire.NewWriter(&out)
+	err := h.readEvents(strings.NewReader(string(body)), false, func([]byte) {})
+	text := strings.TrimSuffix(out.String(), "\n")
+	if text == "" {
+		return nil, err
+	}
+	return strings.Split(text, "\n"), err
+}
+
+// The event-stream reader: each event's data lines joined make one
+// message; comments, other fields, CR LF ends and a last event without its
+// blank line are read as the format says; a message over several data
+// lines (pretty-printed) is handed on compact; data that is not JSON and
+// spans lines is dropped.
+func TestReadEvents(t *testing.T) {
+	for _, c := range []struct {
+		name, body string
+		want       []string
+	}{
+		{"one event", "data: {\"a\":1}\n\n", []string{`{"a":1}`}},
+		{"no space after the colon", "data:{\"a\":1}\n\n", []string{`{"a":1}`}},
+		{"comments, ids, event names", ": hi\nevent: message\nid: 7\nretry: 100\ndata: {\"a\":1}\n\n: bye\n\n", []string{`{"a":1}`}},
+		{"CR LF", "data: {\"a\":1}\r\n\r\ndata: {\"b\":2}\r\n\r\n", []string{`{"a":1}`, `{"b":2}`}},
+		{"several data lines", "data: {\"a\":\ndata:  [1,\ndata: 2]}\n\n", []string{`{"a":[1,2]}`}},
+		{"the last event without its blank line", "data: {\"a\":1}\n\ndata: {\"b\":2}", []string{`{"a":1}`, `{"b":2}`}},
+		{"an event with no data", "event: ping\n\ndata: {\"a\":1}\n\n", []string{`{"a":1}`}},
+		{"not JSON over two lines (dropped)", "data: not\ndata: json\n\ndata: {\"a\":1}\n\n", []string{`{"a":1}`}},
+		{"not JSON on one line (the session's to refuse)", "data: oops\n\n", []string{`oops`}},
+		{"nothing", "", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := readEventsOf([]byte(c.body))
+			if err != nil || strings.Join(got, "|") != strings.Join(c.want, "|") {
+				t.Fatalf("got %q (%v), want %q", got, err, c.want)
+			}
+		})
+	}
+}
+
+// Whatever a server streams, the reader ends, and every line it hands on
+// is one line of at most 16 MiB; messages written one an event come back
+// as they were.
+func FuzzReadEvents(f *testing.F) {
+	for _, s := range []string{"data: {\"a\":1}\n\n", "data:\ndata:\n\n", ": c\r\n\r\n", "data: {\"a\":\r\ndata: 1}\r\n", "data", "\n\n\n", "data: \"x\ny\"\n\n"} {
+		f.Add([]byte(s), `{"jsonrpc":"2.0","id":"x-1","result":{}}`)
+	}
+	f.Fuzz(func(t *testing.T, body []byte, msg string) {
+		got, _ := readEventsOf(body)
+		for _, ln := range got {
+			if strings.ContainsAny(ln, "\r\n") || len(ln) > wire.MaxLine {
+				t.Fatalf("handed on %q", ln)
+			}
+		}
+		if !json.Valid([]byte(msg)) || strings.ContainsAny(msg, "\r\n") || strings.TrimSpace(msg) != msg || msg == "" {
+			return
+		}
+		got, err := readEventsOf([]byte("data: " + msg + "\n\n: between\n\ndata: " + msg + "\n\n"))
+		if err != nil || len(got) != 2 || got[0] != msg || got[1] != msg {
+			t.Fatalf("%q: got %q (%v)", msg, got, err)
+		}
+	})
+}
+
+// The message of an HTTP error's body is printable and at most 200
+// characters (and an ellipsis), whatever the body.
+func FuzzErrorBodyMessage(f *testing.F) {
+	for _, s := range []string{`{"error":{"message":"Bad Request: No valid session ID provided"}}`, `{"error":{"message":"a\nb\u0000c"}}`, `{"error":1}`, `[]`, ``, `{"error":{"message":"` + strings.Repeat("x", 300) + `"}}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		msg := errorBodyMessage(strings.NewReader(body))
+		if n := len([]rune(msg)); n > 201 {
+			t.Fatalf("%d characters", n)
+		}
+		for _, r := range msg {
+			if !unicode.IsPrint(r) {
+				t.Fatalf("%q holds %U", msg, r)
+			}
+		}
+	})
 }
