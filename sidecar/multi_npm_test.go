@@ -475,6 +475,32 @@ func TestMultiServersHTTP(t *testing.T) {
 		t.Errorf("the stubs do not name their servers under %s: %v", receipt.LabelServer, servers)
 	}
 	m.checkRecords(t)
+	// `tools` lists the HTTP server's tools with its annotations too.
+	out, err := exec.Command(executorBin, "tools", "--config", m.env.SettingsPath, "--json").Output()
+	if err != nil {
+		t.Fatalf("tools: %v\n%s", err, out)
+	}
+	var listed struct {
+		Tools []struct {
+			Name, Server, Decision string
+			Annotations            map[string]any
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(out, &listed); err != nil {
+		t.Fatal(err)
+	}
+	found = false
+	for _, tl := range listed.Tools {
+		if tl.Name == "web.echo" {
+			found = true
+			if tl.Server != "web" || tl.Decision != "allow" || tl.Annotations["readOnlyHint"] != true {
+				t.Errorf("tools: web.echo %+v", tl)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("tools lacks web.echo: %s", out)
+	}
 }
 
 // `tools --json` starts both servers and shows their annotations beside
