@@ -134,3 +134,35 @@ func TestWaitingSkipsFIFO(t *testing.T) {
 		t.Fatalf("answer: %v", err)
 	}
 }
+
+// FuzzQueueAnswer feeds any bytes, as the request's file, to the queue's
+// reader of answers: never a panic, and an answer only from a file that
+// ParseFile reads as this very request with approved set.
+func FuzzQueueAnswer(f *testing.F) {
+	r := testRequest()
+	want := FileFor(r)
+	good, _ := want.Encode()
+	f.Add(good)
+	f.Add([]byte(strings.Replace(string(good), `"approved": null`, `"approved": true`, 1)))
+	f.Add([]byte(strings.Replace(string(good), `"approved": null`, `"approved": false, "answeredWith": "mcp-executor approve"`, 1)))
+	f.Add([]byte(strings.Replace(string(good), `"approved": null`, `"approved": true, "answeredWith": "someone"`, 1)))
+	dir := f.TempDir()
+	q, err := NewQueue(filepath.Join(dir, "q"), 0, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	path := filepath.Join(q.Dir(), FileName(r.ID))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		a, _, ok := q.read(r, want, path)
+		if !ok {
+			return
+		}
+		file, err := ParseFile(data)
+		if err != nil || !file.Bound(want) || file.Approved == nil || *file.Approved != a.Approved || a.Request != r.ID {
+			t.Fatalf("answer %+v from %q (%v)", a, data, err)
+		}
+	})
+}
