@@ -233,3 +233,34 @@ func ReadUnfinished(path string, key []byte, name string) (int64, []Unfinished, 
 func (l *Log) Each(fn func(Line) error) error {
 	return ReadFileFunc(l.path, l.key, l.name, fn)
 }
+
+// FileLines is a LinesFunc over the copy at path, for [CompareLines]: its
+// first call verifies the copy line by line (as [ReadFileFunc]) and notes
+// how many bytes it read; each later call reads and verifies those bytes
+// again, and only those, so that lines a running executor appends
+// meanwhile are not seen, and a copy changed between two readings fails
+// its verification. No call holds more than one line.
+func FileLines(path string, key []byte, name string) LinesFunc {
+	var size, lines int64 = -1, -1
+	return func(fn func(Line) error) error {
+		f, err := os.Open(path)
+		if err != nil {
+			return fmt.Errorf("reading copy %s: %w", path, err)
+		}
+		defer func() { _ = f.Close() }() // read only: a failed close loses nothing
+		var src io.ReadSeeker = f
+		if size >= 0 {
+			src = io.NewSectionReader(f, 0, size)
+		}
+		n, read, err := verifyStream(src, key, name, path, fn)
+		switch {
+		case err != nil:
+			return err
+		case size < 0:
+			size, lines = read, n
+		case read != size || n != lines:
+			return fmt.Errorf("reading copy %s: it holds %d lines in its first %d bytes now, %d lines in %d bytes before: it changed while compare read it", path, n, read, lines, size)
+		}
+		return nil
+	}
+}
