@@ -84,17 +84,7 @@ func readLine(raw []byte, key []byte) (Line, *LineError) {
 	if err != nil || len(tag) != sha256.Size {
 		return fault(ErrTampered, "the line's tag is not 32 bytes of base64url")
 	}
-	body := make(map[string]any, len(obj)-1)
-	for k, v := range obj {
-		if k != "tag" {
-			body[k] = v
-		}
-	}
-	input, err := canon.Marshal(body)
-	if err != nil {
-		return fault(ErrTampered, "not a copy line (%v)", err)
-	}
-	if !hmac.Equal(tag, sum(key, input)) {
+	if !tagChecks(raw, obj, tagText, tag, key) {
 		if other, ok := obj["name"].(string); ok {
 			return fault(errTagFails, "the tag does not check under the copy key: the line was changed (it names executor %q)", other)
 		}
@@ -105,6 +95,49 @@ func readLine(raw []byte, key []byte) (Line, *LineError) {
 		return fault(ErrTampered, "the line checks but is not a copy line: %v", err)
 	}
 	return ln, nil
+}
+
+// tagChecks is whether tag is the HMAC of the line's body (obj without its
+// tag member) in canonical form. A line as the executor wrote it is that
+// canonical form with the tag member put in: for it the body's bytes are
+// raw without that member, and no canonical form is made again (which
+// costs most of a line's reading). Any other line (a tag member not found
+// once as written, or a tag that does not check over those bytes) is held
+// to the body's canonical form, so that the verdict is the same either way:
+// bytes the tag checks over are the canonical body the key's holder
+// tagged, which is what parsing raw without its tag gives.
+func tagChecks(raw []byte, obj map[string]any, tagText string, tag, key []byte) bool {
+	if b := untagged(raw, tagText); b != nil && hmac.Equal(tag, sum(key, b)) {
+		return true
+	}
+	body := make(map[string]any, len(obj)-1)
+	for k, v := range obj {
+		if k != "tag" {
+			body[k] = v
+		}
+	}
+	input, err := canon.Marshal(body)
+	return err == nil && hmac.Equal(tag, sum(key, input))
+}
+
+// untagged is raw without its member "tag":"<tagText>" and the comma that
+// joined it, or nil when that member is not in raw exactly once.
+func untagged(raw []byte, tagText string) []byte {
+	member := make([]byte, 0, len(tagText)+9)
+	member = append(append(append(member, `"tag":"`...), tagText...), '"')
+	i := bytes.Index(raw, member)
+	if i < 0 || bytes.Contains(raw[i+1:], member) {
+		return nil
+	}
+	j := i + len(member)
+	switch {
+	case i > 0 && raw[i-1] == ',':
+		i--
+	case j < len(raw) && raw[j] == ',':
+		j++
+	}
+	out := make([]byte, 0, len(raw)-(j-i))
+	return append(append(out, raw[:i]...), raw[j:]...)
 }
 
 func sum(key, input []byte) []byte {

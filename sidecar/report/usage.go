@@ -86,14 +86,10 @@ func Usage(ctx context.Context, configPath string, log *slog.Logger) (*UsageResu
 	if err != nil {
 		return nil, fmt.Errorf("the copy key: %w", err)
 	}
-	acc := newUsageAcc()
-	if err := copylog.ReadFileFunc(set.Executor.Copy, key, set.Name, func(ln copylog.Line) error {
-		acc.add(ln)
-		return nil
-	}); err != nil {
+	res, err := usageOfCopy(set.Executor.Copy, key, set.Name)
+	if err != nil {
 		return nil, err
 	}
-	res := acc.result()
 	cmp, err := CompareCopy(ctx, CompareOptions{ConfigPath: configPath, Logger: log})
 	if err != nil {
 		res.Compare = "compare: FAIL " + err.Error()
@@ -101,6 +97,18 @@ func Usage(ctx context.Context, configPath string, log *slog.Logger) (*UsageResu
 		res.Compare, res.CompareOK = cmp.Report.Summary(), cmp.OK()
 	}
 	return res, nil
+}
+
+// usageOfCopy counts the lines of the copy at path, read line by line.
+func usageOfCopy(path string, key []byte, name string) (*UsageResult, error) {
+	acc := newUsageAcc()
+	if err := copylog.ReadFileFunc(path, key, name, func(ln copylog.Line) error {
+		acc.add(ln)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return acc.result(), nil
 }
 
 // UsageFromCopy counts the copy's lines, taken one at a time: per call it
