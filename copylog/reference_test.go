@@ -12,7 +12,6 @@ import (
 // held against (TestCompareLinesAgreesWithReference). It kept a record per
 // call and the whole book view.
 
-
 // refSide is what compare keeps of a copy read line by line (see
 // [ReadFileFunc]): per call a small record, per denial the fingerprints it
 // names, per approval answer its fingerprint and answer. No line is kept,
@@ -22,7 +21,7 @@ import (
 // [newRefSide].
 type refSide struct {
 	calls   map[string]*refCall // call -> what the copy says of it
-	order   []string             // the sent calls, in the order first sent
+	order   []string            // the sent calls, in the order first sent
 	denials []refDenial
 	folded  int // refusals past the hourly cap, counted on denials-folded lines
 
@@ -126,6 +125,7 @@ func (s *refSide) sent() refSent {
 	}
 	return refSent{calls: s.calls, order: s.order, byCallFP: byCallFP}
 }
+
 // Compare holds what the copy said, line by line, against a book and says
 // where they disagree (see [Compare]).
 func (s *refSide) Compare(book BookView) Report {
@@ -245,6 +245,7 @@ func (r *Report) refCompareDenials(denials []refDenial, bs refBookSide) {
 		}
 	}
 }
+
 // ApprovalProblems is [ApprovalProblems] of the lines added to s.
 func (s *refSide) ApprovalProblems(book BookView) []string {
 	var out []string

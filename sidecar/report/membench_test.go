@@ -260,4 +260,3 @@ func (f *benchFixture) files(tb testing.TB, n int) (bookPath, copyPath string) {
 	}
 	return bookPath, copyPath
 }
-
