@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash"
 	"os"
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
@@ -58,7 +59,7 @@ var errTagFails = errors.New("tag does not check")
 
 // readLine parses one line and checks its tag. Faults come back without
 // path and line number.
-func readLine(raw []byte, key []byte) (Line, *LineError) {
+func readLine(raw []byte, mac hash.Hash) (Line, *LineError) {
 	fault := func(sentinel error, format string, a ...any) (Line, *LineError) {
 		return Line{}, &LineError{Reason: fmt.Sprintf(format, a...), Err: sentinel}
 	}
@@ -84,7 +85,7 @@ func readLine(raw []byte, key []byte) (Line, *LineError) {
 	if err != nil || len(tag) != sha256.Size {
 		return fault(ErrTampered, "the line's tag is not 32 bytes of base64url")
 	}
-	if !tagChecks(raw, obj, tagText, tag, key) {
+	if !tagChecks(raw, obj, tagText, tag, mac) {
 		if other, ok := obj["name"].(string); ok {
 			return fault(errTagFails, "the tag does not check under the copy key: the line was changed (it names executor %q)", other)
 		}
@@ -106,9 +107,14 @@ func readLine(raw []byte, key []byte) (Line, *LineError) {
 // to the body's canonical form, so that the verdict is the same either way:
 // bytes the tag checks over are the canonical body the key's holder
 // tagged, which is what parsing raw without its tag gives.
-func tagChecks(raw []byte, obj map[string]any, tagText string, tag, key []byte) bool {
-	if b := untagged(raw, tagText); b != nil && hmac.Equal(tag, sum(key, b)) {
-		return true
+func tagChecks(raw []byte, obj map[string]any, tagText string, tag []byte, mac hash.Hash) bool {
+	if i, j, ok := tagMember(raw, tagText); ok {
+		mac.Reset()
+		mac.Write(raw[:i])
+		mac.Write(raw[j:])
+		if hmac.Equal(tag, mac.Sum(nil)) {
+			return true
+		}
 	}
 	body := make(map[string]any, len(obj)-1)
 	for k, v := range obj {
@@ -117,27 +123,32 @@ func tagChecks(raw []byte, obj map[string]any, tagText string, tag, key []byte) 
 		}
 	}
 	input, err := canon.Marshal(body)
-	return err == nil && hmac.Equal(tag, sum(key, input))
+	if err != nil {
+		return false
+	}
+	mac.Reset()
+	mac.Write(input)
+	return hmac.Equal(tag, mac.Sum(nil))
 }
 
-// untagged is raw without its member "tag":"<tagText>" and the comma that
-// joined it, or nil when that member is not in raw exactly once.
-func untagged(raw []byte, tagText string) []byte {
+// tagMember finds the member "tag":"<tagText>" in raw with the comma that
+// joined it: raw[:i] and raw[j:] are the line without it. ok is false when
+// that member is not in raw exactly once.
+func tagMember(raw []byte, tagText string) (i, j int, ok bool) {
 	member := make([]byte, 0, len(tagText)+9)
 	member = append(append(append(member, `"tag":"`...), tagText...), '"')
-	i := bytes.Index(raw, member)
+	i = bytes.Index(raw, member)
 	if i < 0 || bytes.Contains(raw[i+1:], member) {
-		return nil
+		return 0, 0, false
 	}
-	j := i + len(member)
+	j = i + len(member)
 	switch {
 	case i > 0 && raw[i-1] == ',':
 		i--
 	case j < len(raw) && raw[j] == ',':
 		j++
 	}
-	out := make([]byte, 0, len(raw)-(j-i))
-	return append(append(out, raw[:i]...), raw[j:]...)
+	return i, j, true
 }
 
 func sum(key, input []byte) []byte {

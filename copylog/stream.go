@@ -3,8 +3,11 @@ package copylog
 import (
 	"bufio"
 	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 )
@@ -46,6 +49,7 @@ func verifyStream(src io.ReadSeeker, key []byte, name, path string, each func(Li
 		movedTo          int64 // a later line carrying the number seqAt lacks
 		buf              []byte
 		cut              bool
+		mac              hash.Hash // one for every line: HMAC-SHA256 under key
 	)
 	for {
 		raw, complete, err := readCopyLine(br, &buf)
@@ -72,7 +76,10 @@ func verifyStream(src io.ReadSeeker, key []byte, name, path string, each func(Li
 		}
 		size += int64(len(raw)) + 1
 		n++
-		ln, lerr := readLine(raw, key)
+		if mac == nil {
+			mac = hmac.New(sha256.New, key)
+		}
+		ln, lerr := readLine(raw, mac)
 		if lerr != nil {
 			if firstErr == nil {
 				lerr.Path, lerr.Line = path, int(n)

@@ -3,6 +3,7 @@ package copylog
 import (
 	"bytes"
 	"crypto/hmac"
+	"crypto/sha256"
 	"testing"
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
@@ -51,14 +52,14 @@ func TestTagChecksAsTheCanonicalBody(t *testing.T) {
 				t.Fatal(err)
 			}
 			long := hmac.Equal(tag, sum(testKey, input))
-			if got := tagChecks(c.raw, o, text, tag, testKey); got != long || got != c.want {
+			if got := tagChecks(c.raw, o, text, tag, hmac.New(sha256.New, testKey)); got != long || got != c.want {
 				t.Fatalf("short way %v, long way %v, want %v", got, long, c.want)
 			}
 		})
 	}
 }
 
-func TestUntagged(t *testing.T) {
+func TestTagMember(t *testing.T) {
 	for _, c := range []struct{ raw, want string }{
 		{`{"a":1,"tag":"T","z":2}`, `{"a":1,"z":2}`},
 		{`{"tag":"T","z":2}`, `{"z":2}`},
@@ -67,9 +68,13 @@ func TestUntagged(t *testing.T) {
 		{`{"a":"\"tag\":\"T\"","tag":"U"}`, ""},
 		{`{"a":1,"tag":"T","b":{"tag":"T"}}`, ""},
 	} {
-		got := untagged([]byte(c.raw), "T")
-		if string(got) != c.want || (c.want == "") != (got == nil) {
-			t.Errorf("untagged(%s) = %q, want %q", c.raw, got, c.want)
+		i, j, ok := tagMember([]byte(c.raw), "T")
+		got := ""
+		if ok {
+			got = c.raw[:i] + c.raw[j:]
+		}
+		if got != c.want || (c.want == "") == ok {
+			t.Errorf("tagMember(%s) = %q (%v), want %q", c.raw, got, ok, c.want)
 		}
 	}
 }
