@@ -147,12 +147,11 @@ func selfHWM(t testing.TB) int64 {
 // benchFixture makes books and copies for the benchmark: a slip and one
 // real signature of each kind, copied onto every stub line.
 type benchFixture struct {
-	dir                      string
-	slipLine                 []byte
-	slipFP                   string
-	stubSigs, counterSigs    any
-	start                    time.Time
-	stubPayload, counterLoad string
+	dir                   string
+	slipLine              []byte
+	slipFP                string
+	stubSigs, counterSigs any
+	start                 time.Time
 }
 
 func newBenchFixture(tb testing.TB, dir string) *benchFixture {
