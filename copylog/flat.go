@@ -39,10 +39,9 @@ type Compared struct {
 // flat in the number of lines and entries: it reads the copy once, the
 // book once (book.Each when given), and the copy again only when it has
 // something to report (for the texts of what it reports), keeping per
-// call 24 bytes (keyed
-// 64-bit hashes of the call's and the stub's fingerprints, under a seed
+// call 28 bytes (keyed 64-bit hashes of the call's and the stub's fingerprints, under a seed
 // drawn for the run, so that no one writing a book or a copy can aim at a
-// collision) and per denial 40. A copy that does not verify gives the
+// collision) and per denial 36. A copy that does not verify gives the
 // report of [CopyUnreadable]; an error means the book could not be read.
 func CompareLines(lines LinesFunc, book BookView, o CompareOptions) (Compared, error) {
 	f := newFlat(book)
@@ -75,30 +74,29 @@ func (v BookView) each(fn func(BookEntry) error) error {
 	return nil
 }
 
-// Flags of a flatCall, in the low bits of its meta (the order is above).
+// Flags of a flatCall, in its meta.
 const (
 	callHasStub = 1 << iota
 	callLate
 	callNotWritten
 	callMatched
-	callInBook   // the book holds a stub of the executor for it
-	callWanted   // its texts are read in the last pass
-	callFlagBits = iota
+	callInBook // the book holds a stub of the executor for it
+	callWanted // its texts are read in the last pass
 )
 
-// maxCalls is the most sent lines a copy may hold for compare: the order
-// of a call's first sent line shares its 32 bits with the flags.
-const maxCalls = 1<<(32-callFlagBits) - 1
+// maxCalls is the most sent lines a copy may hold for compare: a call's
+// index (the order of its sent line) is 32 bits.
+const maxCalls = 1<<32 - 1
 
-// flatCall is what compare keeps of one sent call: 24 bytes.
+// flatCall is what compare keeps of one sent line's call: 24 bytes, and 4
+// more for its place among the calls sorted by key.
 type flatCall struct {
 	key  uint64 // hash of the call's fingerprint (the executor.call detail)
 	stub uint64 // hash of the stub fingerprint of its last receipt line (its top 3 bits clear)
-	meta uint32 // order of its first sent line << callFlagBits | flags
+	meta uint32 // flags
 	line uint32 // the book line of the stub that matched (in the first pass: the order of its last receipt line)
 }
 
-func (c *flatCall) order() uint32        { return c.meta >> callFlagBits }
 func (c *flatCall) has(flag uint32) bool { return c.meta&flag != 0 }
 func (c *flatCall) set(flag uint32)      { c.meta |= flag }
 func (c *flatCall) clear(flag uint32)    { c.meta &^= flag }
@@ -153,7 +151,8 @@ type flat struct {
 	book    BookView
 
 	// The copy's side, from the first two passes.
-	calls       []flatCall // sorted by key once the first pass is done
+	chunks      callChunks // every sent line's call, by the order of its sent line
+	byKey       []uint32   // the calls kept (one a key, its first sent line), sorted by key
 	sentLines   uint32
 	open        map[uint64]uint32 // in the first pass: call -> its record, from its sent line to its first receipt
 	later       []keyed           // receipt lines of calls not open, applied in settleFirst
@@ -205,12 +204,16 @@ func (f *flat) callKey(call string) uint64 { return f.hash(canon.Fingerprint([]b
 
 // find returns the index of the call whose key is key, or -1.
 func (f *flat) find(key uint64) int {
-	i, ok := slices.BinarySearchFunc(f.calls, key, func(c flatCall, k uint64) int { return cmp.Compare(c.key, k) })
+	p, ok := slices.BinarySearchFunc(f.byKey, key, func(i uint32, k uint64) int { return cmp.Compare(f.call(i).key, k) })
 	if !ok {
 		return -1
 	}
-	return i
+	return int(f.byKey[p])
 }
+
+// call is the record of the call at index i (the order of its first sent
+// line).
+func (f *flat) call(i uint32) *flatCall { return f.chunks.at(i) }
 
 // addFirst is the first pass: sent calls, denials, approvals.
 func (f *flat) addFirst(ln Line) error {
@@ -221,9 +224,9 @@ func (f *flat) addFirst(ln Line) error {
 		}
 		key := f.callKey(ln.Call)
 		if _, open := f.open[key]; !open {
-			f.open[key] = uint32(len(f.calls))
+			f.open[key] = f.sentLines
 		}
-		f.calls = append(f.calls, flatCall{key: key, meta: f.sentLines << callFlagBits})
+		f.chunks.add(flatCall{key: key})
 		f.sentLines++
 	case KindReceipt, KindLateReceipt, KindNotWritten:
 		f.receiptLine(ln)
@@ -263,13 +266,18 @@ func (f *flat) addFirst(ln Line) error {
 // that waited; an answer's first line wins, a use's last.
 func (f *flat) settleFirst() {
 	f.open = nil
-	slices.SortFunc(f.calls, func(a, b flatCall) int {
-		return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.meta, b.meta))
+	f.byKey = make([]uint32, f.chunks.n)
+	for i := range f.byKey {
+		f.byKey[i] = uint32(i)
+	}
+	slices.SortFunc(f.byKey, func(a, b uint32) int {
+		return cmp.Or(cmp.Compare(f.call(a).key, f.call(b).key), cmp.Compare(a, b))
 	})
-	kept := f.calls[:0]
-	for _, c := range f.calls {
-		if n := len(kept); n > 0 && kept[n-1].key == c.key {
-			k := &kept[n-1]
+	kept := f.byKey[:0]
+	for _, i := range f.byKey {
+		c := f.call(i)
+		if n := len(kept); n > 0 && f.call(kept[n-1]).key == c.key {
+			k := f.call(kept[n-1])
 			if c.has(callNotWritten) {
 				k.set(callNotWritten)
 			}
@@ -279,17 +287,17 @@ func (f *flat) settleFirst() {
 			}
 			continue
 		}
-		kept = append(kept, c)
+		kept = append(kept, i)
 	}
-	f.calls = slices.Clip(kept)
+	f.byKey = slices.Clip(kept)
 	for _, ev := range f.later {
 		if i := f.find(ev.key); i >= 0 {
-			f.calls[i].apply(ev)
+			f.call(uint32(i)).apply(ev)
 		}
 	}
 	f.later = nil
-	for i := range f.calls {
-		f.calls[i].line = 0
+	for _, i := range f.byKey {
+		f.call(i).line = 0
 	}
 	byKeyThenOrd := func(a, b keyed) int { return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.ord, b.ord)) }
 	slices.SortFunc(f.answers, byKeyThenOrd)
@@ -325,7 +333,7 @@ func (f *flat) receiptLine(ln Line) {
 		f.later = append(f.later, ev)
 		return
 	}
-	f.calls[i].apply(ev)
+	f.chunks.at(i).apply(ev)
 	if ln.Kind != KindNotWritten {
 		delete(f.open, ev.key)
 	}
@@ -415,7 +423,7 @@ func (f *flat) addStub(e BookEntry, slip uint64) {
 		f.unknown = append(f.unknown, BookRef{Line: e.Line, Stub: e.Fingerprint, CallFingerprint: callFP})
 		return
 	}
-	c := &f.calls[i]
+	c := f.call(uint32(i))
 	at := bookFinding{call: uint32(i), fingerprint: e.Fingerprint, line: e.Line, slip: slip}
 	switch {
 	case c.has(callHasStub) && !c.has(callMatched) && f.hash(e.Fingerprint)&^evFlags == c.stub:
@@ -470,7 +478,7 @@ func (f *flat) settleBook(listMatches bool) {
 	f.pendingRules = nil
 	slices.SortStableFunc(f.rulesMissing, func(a, b bookFinding) int { return cmp.Compare(a.line, b.line) })
 	want := func(i uint32) {
-		if c := &f.calls[i]; !c.has(callWanted) {
+		if c := f.call(i); !c.has(callWanted) {
 			c.set(callWanted)
 			f.wantedCalls++
 		}
@@ -480,24 +488,23 @@ func (f *flat) settleBook(listMatches bool) {
 			want(d.call)
 		}
 	}
-	for i := range f.calls {
-		c := &f.calls[i]
-		switch {
+	for _, i := range f.byKey {
+		switch c := f.call(i); {
 		case c.has(callMatched):
 			f.matchCount++
 			if listMatches {
-				want(uint32(i))
+				want(i)
 			}
 		default: // missing, not written or sent without receipt
-			want(uint32(i))
+			want(i)
 		}
 	}
-	for i := range f.calls {
-		if f.calls[i].has(callWanted) {
-			f.calledInOrder = append(f.calledInOrder, uint32(i))
+	for _, i := range f.byKey {
+		if f.call(i).has(callWanted) {
+			f.calledInOrder = append(f.calledInOrder, i)
 		}
 	}
-	slices.SortFunc(f.calledInOrder, func(a, b uint32) int { return cmp.Compare(f.calls[a].order(), f.calls[b].order()) })
+	slices.Sort(f.calledInOrder) // a call's index is the order of its first sent line
 	for i := range f.denials {
 		d := &f.denials[i]
 		switch {
@@ -527,16 +534,16 @@ func (f *flat) addTexts(ln Line) error {
 	case KindSent:
 		ord := f.sentOrdinal
 		f.sentOrdinal++
-		if i := f.find(f.callKey(ln.Call)); i >= 0 && f.calls[i].has(callWanted) && f.calls[i].order() == ord {
+		if i := f.find(f.callKey(ln.Call)); i >= 0 && f.call(uint32(i)).has(callWanted) && uint32(i) == ord {
 			t := f.text(uint32(i))
 			t.call, t.when = ln.Call, ln.When
 		}
 	case KindReceipt, KindLateReceipt:
-		if i := f.find(f.callKey(ln.Call)); i >= 0 && f.calls[i].has(callWanted) {
+		if i := f.find(f.callKey(ln.Call)); i >= 0 && f.call(uint32(i)).has(callWanted) {
 			f.text(uint32(i)).stub = ln.Stub
 		}
 	case KindNotWritten:
-		if i := f.find(f.callKey(ln.Call)); i >= 0 && f.calls[i].has(callWanted) {
+		if i := f.find(f.callKey(ln.Call)); i >= 0 && f.call(uint32(i)).has(callWanted) {
 			t := f.text(uint32(i))
 			t.outcome, t.reason = "", ln.Reason
 			if ln.Outcome != nil {
@@ -576,7 +583,7 @@ func (f *flat) callTextOf(i uint32) callText {
 // in copy order.
 func (f *flat) report(listMatches bool) Report {
 	r := newReport(f.service, f.book)
-	r.Calls = len(f.calls)
+	r.Calls = len(f.byKey)
 	r.MatchCount = f.matchCount
 	differsOf := map[uint32][]bookFinding{}
 	for _, d := range f.differs {
@@ -587,7 +594,7 @@ func (f *flat) report(listMatches bool) Report {
 		firstOf[b.call] = b
 	}
 	for _, i := range f.calledInOrder {
-		c, t := &f.calls[i], f.callTextOf(i)
+		c, t := f.call(i), f.callTextOf(i)
 		switch {
 		case c.has(callHasStub):
 			if c.has(callMatched) && listMatches {
@@ -643,3 +650,24 @@ func (f *flat) report(listMatches bool) Report {
 	r.DenialsUnwritten += f.folded
 	return r
 }
+
+// callChunks holds the calls in chunks of a fixed size: a slice grown by
+// appending would leave up to twice its size in garbage while the copy's
+// lines are read, and one joined at the end would be there twice.
+type callChunks struct {
+	list [][]flatCall
+	n    int
+}
+
+const callChunk = 4096
+
+func (c *callChunks) add(fc flatCall) {
+	if c.n%callChunk == 0 {
+		c.list = append(c.list, make([]flatCall, 0, callChunk))
+	}
+	last := &c.list[len(c.list)-1]
+	*last = append(*last, fc)
+	c.n++
+}
+
+func (c *callChunks) at(i uint32) *flatCall { return &c.list[i/callChunk][i%callChunk] }
