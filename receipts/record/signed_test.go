@@ -1,0 +1,117 @@
+package record
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
+	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
+)
+
+// wrapped hands on what its signer signs, changing the last byte of each
+// signature when spoil is set, and says nothing of its signatures.
+type wrapped struct {
+	jwk.Signer
+	spoil bool
+}
+
+func (w *wrapped) Sign(ctx context.Context, alg string, input []byte) ([]byte, error) {
+	sig, err := w.Signer.Sign(ctx, alg, input)
+	if err == nil && w.spoil {
+		sig[len(sig)-1] ^= 1
+	}
+	return sig, err
+}
+
+// vouching is wrapped saying its signatures check when what it wraps does.
+type vouching struct{ wrapped }
+
+func (v *vouching) SignaturesChecked() bool { return SignaturesChecked(v.Signer) }
+
+func TestSignaturesChecked(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		s    jwk.Signer
+		want bool
+	}{
+		{"a local signer", testSigner, true},
+		{"a wrapper that says nothing", &wrapped{Signer: testSigner}, false},
+		{"a wrapper that vouches for a local signer", &vouching{wrapped{Signer: testSigner}}, true},
+		{"a wrapper vouching for a wrapper that says nothing", &vouching{wrapped{Signer: &wrapped{Signer: testSigner}}}, false},
+	} {
+		if got := SignaturesChecked(c.s); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestSignCheckedChecksWhatItIsNotVouchedFor: a signer that does not vouch
+// for its signatures has each checked, so a spoiled one is refused; its
+// good ones are written.
+func TestSignCheckedChecksWhatItIsNotVouchedFor(t *testing.T) {
+	ctx := context.Background()
+	if _, err := SignChecked(ctx, Stub, stubContent(), &wrapped{Signer: testSigner, spoil: true}); err == nil {
+		t.Fatal("a spoiled signature from a signer that does not vouch for it was written")
+	}
+	s, err := SignChecked(ctx, Stub, stubContent(), &wrapped{Signer: testSigner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := VerifyHybrid(s.Record(), testSigner.Keys()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSignedEnvelope: the envelope built once is the canonical text of the
+// record's value, and Parse reads it back as the same record.
+func TestSignedEnvelope(t *testing.T) {
+	for _, kind := range []Kind{Stub, Countersignature} {
+		content := stubContent()
+		if kind == Countersignature {
+			content = map[string]any{"type": "provared.countersignature.v0", "stub": "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE", "when": "2026-01-02T03:04:05Z"}
+		}
+		s, err := SignChecked(context.Background(), kind, content, testSigner)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := s.AppendEnvelope([]byte("x"))
+		want := append([]byte("x"), canon.MustMarshal(s.Record().Value())...)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%s: envelope\n%s\nwant\n%s", kind, got, want)
+		}
+		v, err := canon.Parse(got[1:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := Parse(v, kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if back.Fingerprint != s.Fingerprint() || s.Kind() != kind || !s.Keys().Equal(testSigner.Keys()) {
+			t.Fatalf("%s: read back as %s", kind, back.Fingerprint)
+		}
+	}
+}
+
+// TestSignedRecordIsACopy: changing the record Record hands out changes
+// nothing the book is given.
+func TestSignedRecordIsACopy(t *testing.T) {
+	s, err := SignChecked(context.Background(), Stub, stubContent(), testSigner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := s.AppendEnvelope(nil)
+	r := s.Record()
+	r.Payload = "AAAA"
+	r.Signatures[0].Signature = "AAAA"
+	r.ContentText[0] = 'x'
+	again := s.Record()
+	if again.Payload == "AAAA" || again.Signatures[0].Signature == "AAAA" || again.ContentText[0] == 'x' || !bytes.Equal(before, s.AppendEnvelope(nil)) {
+		t.Fatal("a change to the copy reached the signed record")
+	}
+	var zero Signed
+	if !zero.IsZero() || zero.Record() != nil || zero.Fingerprint() != "" || zero.AppendEnvelope(nil) != nil {
+		t.Fatal("a zero Signed holds something")
+	}
+}
