@@ -274,11 +274,11 @@ func (b *Book) Append(entries ...Line) error {
 		}
 		lines = append(lines, line)
 	}
-	return b.appendLines(lines, nil)
+	return b.appendLines(lines, nil, nil)
 }
 
 // AppendLine writes one canonical line (without its line feed).
-func (b *Book) AppendLine(line []byte) error { return b.appendLines([][]byte{line}, nil) }
+func (b *Book) AppendLine(line []byte) error { return b.appendLines([][]byte{line}, nil, nil) }
 
 // AppendStub writes the stub of a reserved call and commits the
 // reservation: from then on the stub itself is counted, in the same step.
@@ -289,23 +289,27 @@ func (b *Book) AppendStub(r *Reservation, stub Line) error {
 	if stub.Stub == nil {
 		return errors.New("AppendStub takes a stub line")
 	}
-	if r == nil || r.l != b.ledger {
-		return errors.New("the reservation is not one of this book's")
-	}
-	select {
-	case <-r.turn:
-	default:
-		return errors.New("it is not this reservation's turn: wait for Position first")
+	if err := b.readyFor(r); err != nil {
+		return err
 	}
 	line, err := stub.Bytes()
 	if err != nil {
 		return err
 	}
-	return b.appendLines([][]byte{line}, r)
+	return b.appendLines([][]byte{line}, r, nil)
 }
 
-func (b *Book) appendLines(lines [][]byte, res *Reservation) error {
+// appendLines checks and writes lines; signed, when given, is the value of
+// the one line AppendSigned made (read as it is, not parsed from the text).
+func (b *Book) appendLines(lines [][]byte, res *Reservation, signed map[string]any) error {
 	l := b.ledger
+	// The leaf hashes are worked out before the lock is taken.
+	leaves := make([][32]byte, len(lines))
+	for i, line := range lines {
+		if len(line) <= MaxLineBytes {
+			leaves[i] = leafHash(line)
+		}
+	}
 	var waits []chan error
 	err := func() error {
 		l.mu.Lock()
@@ -326,8 +330,14 @@ func (b *Book) appendLines(lines [][]byte, res *Reservation) error {
 				}
 				l.r.expectSlip = res.slip
 			}
-			_, err := l.r.readLine(line, true)
-			l.r.expectSlip = ""
+			l.r.leaf = &leaves[i]
+			var err error
+			if signed != nil {
+				_, err = l.r.readSigned(line, signed, true)
+			} else {
+				_, err = l.r.readLine(line, true)
+			}
+			l.r.expectSlip, l.r.leaf = "", nil
 			if err != nil {
 				return fmt.Errorf("appending line %d of %d to book %s: %w", i+1, len(lines), b.path, err)
 			}

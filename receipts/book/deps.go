@@ -29,6 +29,17 @@ func (r *reader) keySetSignatures(rec *record.Record, keys jwk.KeySet) []SigStat
 		}
 		k := ordered[i]
 		st := SigState{Method: k.Alg, State: stateInvalid}
+		if signer, ok := r.signerOf(rec); ok {
+			// Signed here, by signer's keys: it checks if those are the keys expected.
+			switch {
+			case r.opts.without(k.Alg):
+				st.State = stateUnavailable
+			case sameKey(signer.Key(k.Alg), k) && rec.Signatures[i].Alg == k.Alg:
+				st.State = stateValid
+			}
+			states = append(states, st)
+			continue
+		}
 		if r.covered && !r.opts.without(k.Alg) {
 			// Checked at an earlier start: the checkpoint's top fingerprint confirms the line.
 			states = append(states, SigState{Method: k.Alg, State: stateValid})

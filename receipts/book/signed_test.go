@@ -1,0 +1,211 @@
+package book
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
+	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
+	"github.com/seed-6e06167c/mcp-executor/receipts/record"
+)
+
+// signedLine signs the line of a proposal at pos as the engine does
+// (record.SignChecked), the stub by agent and the countersignature by exec.
+func (f *fixture) signedLine(t testing.TB, pos Position, p Proposal, agent, exec jwk.Signer) SignedStub {
+	t.Helper()
+	plain := f.stub(t, pos, p, "")
+	c := plain.Content
+	stub, err := record.SignChecked(context.Background(), record.Stub, c, agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := record.SignChecked(context.Background(), record.Countersignature, map[string]any{
+		"type": "provared.countersignature.v0", "stub": stub.Fingerprint(), "when": canon.FormatTime(p.When),
+	}, exec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return SignedStub{Stub: stub, Countersignature: cs}
+}
+
+// countChecks counts the signatures the book checks.
+func countChecks(t *testing.T) *int {
+	n := new(int)
+	was := checkSignature
+	checkSignature = func(k *jwk.Key, input, sig []byte) bool { *n++; return was(k, input, sig) }
+	t.Cleanup(func() { checkSignature = was })
+	return n
+}
+
+// TestAppendSigned: a line signed here is written as the text the same
+// records marshal to, no signature is checked on the way in, the ledger
+// counts it, and the book read again from the start is intact.
+func TestAppendSigned(t *testing.T) {
+	f := newFixture(t, map[string]any{"requires": []any{map[string]any{"need": "countersignature"}}})
+	b, path := openEmpty(t, f)
+	if err := b.Append(f.slipLine()); err != nil {
+		t.Fatal(err)
+	}
+	checks := countChecks(t)
+	var written [][]byte
+	for i := range 3 {
+		p := Proposal{Slip: f.slip.Fingerprint, Action: "tool.a", With: "executor", When: f.start.Add(time.Duration(i) * time.Second)}
+		res, d := b.Ledger().Reserve(p)
+		if res == nil {
+			t.Fatalf("not reserved: %+v", d)
+		}
+		pos, err := res.Position(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := f.signedLine(t, pos, p, f.agent, f.exec)
+		if err := b.AppendSigned(res, s); err != nil {
+			t.Fatal(err)
+		}
+		text, err := s.Line().Bytes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		written = append(written, text)
+	}
+	if *checks != 0 {
+		t.Fatalf("%d signatures were checked again on the way in", *checks)
+	}
+	if c := b.Ledger().Counts(); c.Stubs != 3 || c.Countersigned != 3 {
+		t.Fatalf("counts %+v", c)
+	}
+	text := readFile(t, path)
+	lines := strings.Split(strings.TrimSuffix(string(text), "\n"), "\n")
+	for i, w := range written {
+		if !bytes.Equal([]byte(lines[i+1]), w) {
+			t.Fatalf("line %d is not the records' canonical text", i+2)
+		}
+	}
+	res := CheckBook(text, f.opts)
+	if !res.Summary.Intact || !res.Summary.WithinSlips || *checks != 12 {
+		t.Fatalf("read again: %+v, %d signatures checked", res.Summary, *checks)
+	}
+	cp, ok := b.Checkpoint()
+	if !ok || cp.Entries != 4 {
+		t.Fatalf("checkpoint %+v %v", cp, ok)
+	}
+	if root := res.Root; root != cp.Root {
+		t.Fatalf("the ledger's top fingerprint %s is not the book's %s", cp.Root, root)
+	}
+}
+
+// TestAppendSignedRefuses: what the checker would refuse is refused on
+// this path too: keys that are not the slip's (the agent's or the
+// service's), a place in the chain that is not the reservation's, a record
+// not made by SignChecked, and a reservation that is not this book's or
+// not its turn. A refused line leaves the book as it was.
+func TestAppendSignedRefuses(t *testing.T) {
+	f := newFixture(t, nil)
+	other, err := jwk.NewLocalSigner(seeds(40))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, path := openEmpty(t, f)
+	if err := b.Append(f.slipLine()); err != nil {
+		t.Fatal(err)
+	}
+	before := readFile(t, path)
+	p := Proposal{Slip: f.slip.Fingerprint, Action: "tool.a", With: "executor", When: f.start}
+	res, d := b.Ledger().Reserve(p)
+	if res == nil {
+		t.Fatalf("not reserved: %+v", d)
+	}
+	later, _ := b.Ledger().Reserve(p)
+	if err := b.AppendSigned(later, f.signedLine(t, Position{Seq: 1, Previous: f.slip.Fingerprint}, p, f.agent, f.exec)); err == nil || !strings.Contains(err.Error(), "turn") {
+		t.Fatalf("out of turn: %v", err)
+	}
+	pos, err := res.Position(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := f.signedLine(t, pos, p, f.agent, f.exec)
+	for _, c := range []struct {
+		name string
+		line SignedStub
+		want string
+	}{
+		{"the stub signed by other keys", f.signedLine(t, pos, p, other, f.exec), "signature-invalid"},
+		{"the countersignature by other keys", f.signedLine(t, pos, p, f.agent, other), "countersignature-invalid"},
+		{"another place in the chain", f.signedLine(t, Position{Seq: 5, Previous: f.slip.Fingerprint}, p, f.agent, f.exec), "chain-broken"},
+		{"no stub", SignedStub{Countersignature: good.Countersignature}, "record.SignChecked"},
+		{"the countersignature as the stub", SignedStub{Stub: good.Countersignature}, "record.SignChecked"},
+		{"the stub as the countersignature", SignedStub{Stub: good.Stub, Countersignature: good.Stub}, "not a countersignature"},
+	} {
+		err := b.AppendSigned(res, c.line)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+	if !bytes.Equal(readFile(t, path), before) {
+		t.Fatal("a refused line changed the book")
+	}
+	f2 := newFixture(t, nil)
+	b2, _ := openEmpty(t, f2)
+	if err := b2.AppendSigned(res, good); err == nil || !strings.Contains(err.Error(), "not one of this book's") {
+		t.Fatalf("another book's reservation: %v", err)
+	}
+	if err := b.AppendSigned(res, good); err != nil {
+		t.Fatalf("the good line after the refused ones: %v", err)
+	}
+	if !CheckBook(readFile(t, path), f.opts).Summary.Intact {
+		t.Fatal("the book is not intact")
+	}
+}
+
+// TestAppendSignedWithApproval: the person's approval goes on the line and
+// is checked in full (its passkey signature), and one for another action is
+// refused.
+func TestAppendSignedWithApproval(t *testing.T) {
+	f := newFixture(t, map[string]any{"requires": []any{map[string]any{"need": "approval", "action": "tool.a"}}})
+	b, path := openEmpty(t, f)
+	if err := b.Append(f.slipLine()); err != nil {
+		t.Fatal(err)
+	}
+	p := Proposal{Slip: f.slip.Fingerprint, Action: "tool.a", With: "executor", When: f.start}
+	p.Approval = f.approval(t, p)
+	res, d := b.Ledger().Reserve(p)
+	if res == nil {
+		t.Fatalf("not reserved: %+v", d)
+	}
+	pos, err := res.Position(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	signedFor := func(a *record.Record) SignedStub {
+		c := f.stub(t, pos, p, a.Fingerprint).Content
+		stub, err := record.SignChecked(context.Background(), record.Stub, c, f.agent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs, err := record.SignChecked(context.Background(), record.Countersignature, map[string]any{
+			"type": "provared.countersignature.v0", "stub": stub.Fingerprint(), "when": canon.FormatTime(p.When)}, f.exec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return SignedStub{Stub: stub, Countersignature: cs, Approval: a}
+	}
+	wrong := f.approval(t, Proposal{Slip: f.slip.Fingerprint, Action: "tool.b", With: "executor", When: f.start})
+	if err := b.AppendSigned(res, signedFor(wrong)); err == nil {
+		t.Fatal("an approval of another action was taken")
+	}
+	s := signedFor(p.Approval)
+	if err := b.AppendSigned(res, s); err != nil {
+		t.Fatal(err)
+	}
+	res2 := CheckBook(readFile(t, path), f.opts)
+	if !res2.Summary.Intact || !res2.Summary.WithinSlips || res2.Summary.Counts.Approved != 1 {
+		t.Fatalf("%+v", res2.Summary)
+	}
+	want, _ := s.Line().Bytes()
+	if got, _ := s.Bytes(); !bytes.Equal(got, want) {
+		t.Fatal("the line with its approval is not the records' canonical text")
+	}
+}
