@@ -127,13 +127,20 @@ func (r *reader) readSigned(line []byte, obj map[string]any, strict bool) (Entry
 }
 
 // parseRecord reads v as a record of kind: a record signed in this process
-// as it is, anything else through record.Parse.
+// as it is, one a worker has read (parseLines) as it was read, anything
+// else through record.Parse.
 func (r *reader) parseRecord(v any, kind record.Kind) (*record.Record, error) {
-	if sv, ok := v.(signedValue); ok {
-		if sv.rec.Kind != kind {
-			return nil, problemf("check-failed", "a %s signed here stands where a %s belongs", sv.rec.Kind, kind)
+	switch x := v.(type) {
+	case signedValue:
+		if x.rec.Kind != kind {
+			return nil, problemf("check-failed", "a %s signed here stands where a %s belongs", x.rec.Kind, kind)
 		}
-		return sv.rec, nil
+		return x.rec, nil
+	case preParsed:
+		if x.kind == kind {
+			return x.rec, x.err
+		}
+		return record.Parse(x.raw, kind)
 	}
 	return record.Parse(v, kind)
 }

@@ -1,0 +1,170 @@
+package book
+
+import (
+	"errors"
+	"io"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
+	"github.com/seed-6e06167c/mcp-executor/receipts/record"
+)
+
+// Reading a book on every core. What one line holds can be worked out
+// without the lines before it (its JSON, its records' envelopes, its leaf
+// hash), and so can whether a signature checks against a given key; only
+// the reader's state (slips, chains, totals) needs the lines in order.
+// So a producer cuts the book into lines, workers parse them, and the
+// reader takes them back in the book's order; the signatures it asks for
+// are checked by a pool of workers while it goes on, each taken as valid.
+// If any does not check, which only a damaged book shows, the caller reads
+// the book again in order, checking each signature in its turn, so the
+// answer is always the one a reading in order gives. At most window lines
+// are held at a time, whatever the size of the book.
+
+// parsedLine is one line as a worker has read it.
+type parsedLine struct {
+	line   []byte // without its line feed (a copy the reader may keep while it reads)
+	lf     bool
+	end    int64 // bytes read up to the end of this line, line feed included
+	leaf   [32]byte
+	obj    map[string]any
+	names  string
+	err    error // the fault readLineValue found
+	ioErr  error // reading the source failed here
+	ready  chan struct{}
+	noLine bool // the end of the source: no line
+}
+
+// preParsed stands in a line's value for a record a worker has already
+// read (or failed to read) with record.Parse; the reader takes it as read.
+type preParsed struct {
+	raw  any
+	kind record.Kind
+	rec  *record.Record
+	err  error
+}
+
+func window() int { return 8 * runtime.GOMAXPROCS(0) }
+
+// parseLines reads src line by line and hands each line, parsed, to each in
+// the book's order. each's error stops the reading; so does an error from
+// src, handed to each as the ioErr of a last line.
+func parseLines(src io.Reader, each func(*parsedLine) error) error {
+	sc := newLineScanner(src)
+	order := make(chan *parsedLine, window())
+	jobs := make(chan *parsedLine, window())
+	stop := make(chan struct{})
+	var workers sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		workers.Go(func() {
+			for pl := range jobs {
+				pl.parse()
+				close(pl.ready)
+			}
+		})
+	}
+	go func() {
+		defer close(order)
+		defer close(jobs)
+		for {
+			line, lf, err := sc.next()
+			pl := &parsedLine{lf: lf, end: sc.bytes, ready: make(chan struct{})}
+			switch {
+			case errors.Is(err, io.EOF):
+				pl.noLine = true
+				close(pl.ready)
+			case err != nil:
+				pl.ioErr = err
+				close(pl.ready)
+			default:
+				pl.line = append([]byte(nil), line...)
+				if sc.leaf != nil {
+					pl.leaf = *sc.leaf // cut: hashed whole as it was read
+				} else {
+					pl.leaf = leafHash(pl.line)
+				}
+			}
+			select {
+			case order <- pl:
+			case <-stop:
+				return
+			}
+			if pl.noLine || pl.ioErr != nil {
+				return
+			}
+			select {
+			case jobs <- pl:
+			case <-stop:
+				return
+			}
+		}
+	}()
+	var err error
+	for pl := range order {
+		<-pl.ready
+		if err = each(pl); err != nil || pl.noLine || pl.ioErr != nil {
+			break
+		}
+	}
+	close(stop)
+	for range order { // let the producer end
+	}
+	workers.Wait()
+	return err
+}
+
+// parse reads the line's value and the envelopes of its records.
+func (pl *parsedLine) parse() {
+	pl.obj, pl.names, pl.err = readLineValue(pl.line)
+	if pl.err != nil || pl.obj == nil {
+		return
+	}
+	for _, name := range []string{"stub", "countersignature", "refusal", "acknowledgement"} {
+		if v, ok := pl.obj[name]; ok {
+			rec, err := record.Parse(v, record.Kind(name))
+			pl.obj[name] = preParsed{raw: v, kind: record.Kind(name), rec: rec, err: err}
+		}
+	}
+}
+
+// verifyPool checks signatures on every core, each as it is asked for,
+// noting whether any did not check.
+type verifyPool struct {
+	jobs chan verifyJob
+	bad  atomic.Bool
+	wg   sync.WaitGroup
+}
+
+type verifyJob struct {
+	key        *jwk.Key
+	input, sig []byte
+}
+
+func newVerifyPool() *verifyPool {
+	p := &verifyPool{jobs: make(chan verifyJob, 64)}
+	for range runtime.GOMAXPROCS(0) {
+		p.wg.Go(func() {
+			for j := range p.jobs {
+				if !checkSignature(j.key, j.input, j.sig) {
+					p.bad.Store(true)
+				}
+			}
+		})
+	}
+	return p
+}
+
+// verify hands one signature to the pool and takes it as valid for now.
+func (p *verifyPool) verify(k *jwk.Key, input, sig []byte) bool {
+	p.jobs <- verifyJob{k, input, sig}
+	return true
+}
+
+// wait ends the pool and reports whether every signature checked.
+func (p *verifyPool) wait() (allChecked bool) {
+	close(p.jobs)
+	p.wg.Wait()
+	return !p.bad.Load()
+}
