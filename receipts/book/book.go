@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"sync"
-	"sync/atomic"
 	"syscall"
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
@@ -159,29 +157,13 @@ func (b *Book) rewind() error {
 // (those of the lines cp covers not at all). failed is whether a signature
 // did not check; cpErr says why cp does not fit the book.
 func (b *Book) readParallel(opts Options, cp *Checkpoint) (r *reader, failed bool, cpErr, err error) {
-	type job struct {
-		key        *jwk.Key
-		input, sig []byte
-	}
-	jobs := make(chan job, 64)
-	var bad atomic.Bool
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Go(func() {
-			for j := range jobs {
-				if !checkSignature(j.key, j.input, j.sig) {
-					bad.Store(true)
-				}
-			}
-		})
-	}
+	pool := newVerifyPool()
 	r = newReader(opts, false)
 	r.verify = func(k *jwk.Key, input, sig []byte) bool {
 		if cp != nil && r.size < cp.Entries {
 			return true // covered by the checkpoint, confirmed by its root below
 		}
-		jobs <- job{k, input, sig}
-		return true
+		return pool.verify(k, input, sig)
 	}
 	var after func() error
 	if cp != nil {
@@ -201,35 +183,35 @@ func (b *Book) readParallel(opts Options, cp *Checkpoint) (r *reader, failed boo
 		}
 	}
 	err = b.read(r, after)
-	close(jobs)
-	wg.Wait()
+	allChecked := pool.wait()
 	if errors.Is(err, errCheckpointMismatch) {
 		return r, false, errors.New("the book's first entries do not have the top fingerprint it names (the book was changed, or cut back)"), nil
 	}
 	if err == nil && cp != nil {
 		return r, false, fmt.Errorf("it names %d entries and the book holds %d", cp.Entries, r.size), nil
 	}
-	return r, bad.Load(), nil, err
+	return r, !allChecked, nil, err
 }
 
 var errCheckpointMismatch = errors.New("checkpoint does not fit")
 
 // read reads the book from where the file stands, calling after (when
-// given) once each line is read; its error stops the reading.
+// given) once each line is read; its error stops the reading. The lines
+// are parsed on every core and read in order (parseLines).
 func (b *Book) read(r *reader, after func() error) error {
-	sc := newLineScanner(b.f)
-	for n := 1; ; n++ {
-		line, lf, err := sc.next()
-		if errors.Is(err, io.EOF) {
+	n := 0
+	err := parseLines(b.f, func(pl *parsedLine) error {
+		n++
+		switch {
+		case pl.noLine:
 			return nil
+		case pl.ioErr != nil:
+			return fmt.Errorf("reading book %s: %w", b.path, pl.ioErr)
 		}
-		if err != nil {
-			return fmt.Errorf("reading book %s: %w", b.path, err)
-		}
-		b.size = sc.bytes
-		if !lf {
+		b.size = pl.end
+		if !pl.lf {
 			// No line feed: a whole line only if it parses.
-			if !isJSON(line) {
+			if !isJSON(pl.line) {
 				return fmt.Errorf("book %s: line %d is torn (it has no line feed and does not parse as a whole entry); "+
 					"a write did not finish: keep a copy, then remove that last line to go on", b.path, n)
 			}
@@ -238,10 +220,10 @@ func (b *Book) read(r *reader, after func() error) error {
 		if r.size >= MaxEntries {
 			f := Finding{"too-large", "the book holds more than 100,000 entries"}
 			r.failure = &f
-			return nil
+			return errStop
 		}
-		r.leaf = sc.leaf
-		if _, err := r.readLine(line, false); err != nil {
+		r.leaf = &pl.leaf
+		if _, err := r.readValue(pl.line, pl.obj, pl.names, pl.err, false); err != nil {
 			return fmt.Errorf("reading book %s line %d: %w", b.path, n, err)
 		}
 		if after != nil {
@@ -249,10 +231,12 @@ func (b *Book) read(r *reader, after func() error) error {
 				return err
 			}
 		}
-		if !lf {
-			return nil
-		}
+		return nil
+	})
+	if errors.Is(err, errStop) {
+		return nil
 	}
+	return err
 }
 
 // Ledger is the book's check before acting.

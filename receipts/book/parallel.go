@@ -27,8 +27,10 @@ import (
 type parsedLine struct {
 	line   []byte // without its line feed (a copy the reader may keep while it reads)
 	lf     bool
-	end    int64 // bytes read up to the end of this line, line feed included
+	end    int64   // bytes read up to the end of this line, line feed included
+	buf    *[]byte // where line lives, handed back once it is read
 	leaf   [32]byte
+	cut    bool // the line was cut (longer than MaxLineBytes+1): leaf was hashed as it was read
 	obj    map[string]any
 	names  string
 	err    error // the fault readLineValue found
@@ -79,11 +81,14 @@ func parseLines(src io.Reader, each func(*parsedLine) error) error {
 				pl.ioErr = err
 				close(pl.ready)
 			default:
-				pl.line = append([]byte(nil), line...)
+				buf, _ := lineBuffers.Get().(*[]byte)
+				if buf == nil {
+					buf = new([]byte)
+				}
+				pl.buf = buf
+				pl.line = append((*buf)[:0], line...)
 				if sc.leaf != nil {
-					pl.leaf = *sc.leaf // cut: hashed whole as it was read
-				} else {
-					pl.leaf = leafHash(pl.line)
+					pl.leaf, pl.cut = *sc.leaf, true // hashed whole as it was read
 				}
 			}
 			select {
@@ -104,7 +109,9 @@ func parseLines(src io.Reader, each func(*parsedLine) error) error {
 	var err error
 	for pl := range order {
 		<-pl.ready
-		if err = each(pl); err != nil || pl.noLine || pl.ioErr != nil {
+		err = each(pl)
+		pl.release()
+		if err != nil || pl.noLine || pl.ioErr != nil {
 			break
 		}
 	}
@@ -115,8 +122,25 @@ func parseLines(src io.Reader, each func(*parsedLine) error) error {
 	return err
 }
 
-// parse reads the line's value and the envelopes of its records.
+// lineBuffers are the buffers lines are copied into, used again once the
+// reader is done with a line (it keeps nothing of a line's bytes: what it
+// keeps it copies).
+var lineBuffers sync.Pool
+
+func (pl *parsedLine) release() {
+	if pl.buf != nil {
+		*pl.buf = pl.line[:0]
+		lineBuffers.Put(pl.buf)
+		pl.buf, pl.line = nil, nil
+	}
+}
+
+// parse reads the line's leaf hash, its value and the envelopes of its
+// records.
 func (pl *parsedLine) parse() {
+	if !pl.cut {
+		pl.leaf = leafHash(pl.line)
+	}
 	pl.obj, pl.names, pl.err = readLineValue(pl.line)
 	if pl.err != nil || pl.obj == nil {
 		return

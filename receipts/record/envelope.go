@@ -322,7 +322,12 @@ func textLengths(v any) int {
 // utf16Len is the length of s in UTF-16 code units (JavaScript's length).
 func utf16Len(s string) int {
 	n := 0
-	for i := 0; i < len(s); i++ {
+	// Eight ASCII bytes at a time (an ASCII byte is one code unit).
+	for n+8 <= len(s) && (uint64(s[n])|uint64(s[n+1])<<8|uint64(s[n+2])<<16|uint64(s[n+3])<<24|
+		uint64(s[n+4])<<32|uint64(s[n+5])<<40|uint64(s[n+6])<<48|uint64(s[n+7])<<56)&0x8080808080808080 == 0 {
+		n += 8
+	}
+	for i := n; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
 			// Slow path from the first non-ASCII byte on.
 			for _, r := range s[i:] {

@@ -3,7 +3,9 @@ package record
 import (
 	"bytes"
 	"context"
+	"strings"
 	"testing"
+	"unicode/utf16"
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
@@ -113,5 +115,19 @@ func TestSignedRecordIsACopy(t *testing.T) {
 	var zero Signed
 	if !zero.IsZero() || zero.Record() != nil || zero.Fingerprint() != "" || zero.AppendEnvelope(nil) != nil {
 		t.Fatal("a zero Signed holds something")
+	}
+}
+
+// TestUTF16Len: the length in UTF-16 code units, ASCII read eight bytes at
+// a time, is the length unicode/utf16 gives, wherever the first
+// non-ASCII character falls.
+func TestUTF16Len(t *testing.T) {
+	for _, tail := range []string{"", "é", "\U0001F600", "a\u2028b"} {
+		for n := range 20 {
+			s := strings.Repeat("a", n) + tail + strings.Repeat("b", n%9)
+			if got, want := utf16Len(s), len(utf16.Encode([]rune(s))); got != want {
+				t.Errorf("%q: %d, want %d", s, got, want)
+			}
+		}
 	}
 }
