@@ -135,7 +135,7 @@ func (b *Book) readAll(opts Options) (*reader, error) {
 	if err == nil && failed {
 		if err = b.rewind(); err == nil {
 			r = newReader(opts, false)
-			err = b.read(r, nil)
+			err = b.read(r, 0, nil)
 		}
 	}
 	if err != nil {
@@ -182,7 +182,11 @@ func (b *Book) readParallel(opts Options, cp *Checkpoint) (r *reader, failed boo
 			return nil
 		}
 	}
-	err = b.read(r, after)
+	covered := 0
+	if cp != nil {
+		covered = cp.Entries
+	}
+	err = b.read(r, covered, after)
 	allChecked := pool.wait()
 	if errors.Is(err, errCheckpointMismatch) {
 		return r, false, errors.New("the book's first entries do not have the top fingerprint it names (the book was changed, or cut back)"), nil
@@ -197,10 +201,11 @@ var errCheckpointMismatch = errors.New("checkpoint does not fit")
 
 // read reads the book from where the file stands, calling after (when
 // given) once each line is read; its error stops the reading. The lines
-// are parsed on every core and read in order (parseLines).
-func (b *Book) read(r *reader, after func() error) error {
+// are parsed on every core and read in order (parseLines); the
+// signatures of the first covered lines are not decoded.
+func (b *Book) read(r *reader, covered int, after func() error) error {
 	n := 0
-	err := parseLines(b.f, func(pl *parsedLine) error {
+	err := parseLines(b.f, covered, func(pl *parsedLine) error {
 		n++
 		switch {
 		case pl.noLine:

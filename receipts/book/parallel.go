@@ -31,6 +31,8 @@ type parsedLine struct {
 	buf    *[]byte // where line lives, handed back once it is read
 	leaf   [32]byte
 	cut    bool // the line was cut (longer than MaxLineBytes+1): leaf was hashed as it was read
+	// deferred: the line is covered by a checkpoint, its signatures are not decoded.
+	deferred bool
 	obj    map[string]any
 	names  string
 	err    error // the fault readLineValue found
@@ -52,8 +54,10 @@ func window() int { return 8 * runtime.GOMAXPROCS(0) }
 
 // parseLines reads src line by line and hands each line, parsed, to each in
 // the book's order. each's error stops the reading; so does an error from
-// src, handed to each as the ioErr of a last line.
-func parseLines(src io.Reader, each func(*parsedLine) error) error {
+// src, handed to each as the ioErr of a last line. The records of the
+// first covered lines (those a checkpoint covers) are read without
+// decoding their signatures (record.ParseDeferred).
+func parseLines(src io.Reader, covered int, each func(*parsedLine) error) error {
 	sc := newLineScanner(src)
 	order := make(chan *parsedLine, window())
 	jobs := make(chan *parsedLine, window())
@@ -70,9 +74,9 @@ func parseLines(src io.Reader, each func(*parsedLine) error) error {
 	go func() {
 		defer close(order)
 		defer close(jobs)
-		for {
+		for index := 0; ; index++ {
 			line, lf, err := sc.next()
-			pl := &parsedLine{lf: lf, end: sc.bytes, ready: make(chan struct{})}
+			pl := &parsedLine{lf: lf, end: sc.bytes, ready: make(chan struct{}), deferred: index < covered}
 			switch {
 			case errors.Is(err, io.EOF):
 				pl.noLine = true
@@ -147,7 +151,11 @@ func (pl *parsedLine) parse() {
 	}
 	for _, name := range []string{"stub", "countersignature", "refusal", "acknowledgement"} {
 		if v, ok := pl.obj[name]; ok {
-			rec, err := record.Parse(v, record.Kind(name))
+			parse := record.Parse
+			if pl.deferred {
+				parse = record.ParseDeferred
+			}
+			rec, err := parse(v, record.Kind(name))
 			pl.obj[name] = preParsed{raw: v, kind: record.Kind(name), rec: rec, err: err}
 		}
 	}

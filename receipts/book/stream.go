@@ -169,7 +169,7 @@ func checkStreamLines(src io.Reader, opts Options, each func(*Entry), eachLine f
 	}
 	acc := summaryAcc{missing: map[string]bool{}, allCompared: true}
 	tooLarge := false
-	err := parseLines(src, func(pl *parsedLine) error {
+	err := parseLines(src, 0, func(pl *parsedLine) error {
 		switch {
 		case pl.noLine:
 			return nil

@@ -131,3 +131,28 @@ func TestUTF16Len(t *testing.T) {
 		}
 	}
 }
+
+// TestParseDeferred: a signature that is not base64url passes
+// ParseDeferred and fails when its bytes are asked for; Parse refuses it.
+func TestParseDeferred(t *testing.T) {
+	s, err := SignChecked(context.Background(), Stub, stubContent(), testSigner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := s.Record().Value()
+	entry := v["signatures"].([]any)[1].(map[string]any)
+	entry["signature"] = entry["signature"].(string)[:8] + "="
+	if _, err := Parse(v, Stub); err == nil {
+		t.Fatal("Parse took a signature that is not base64url")
+	}
+	r, err := ParseDeferred(v, Stub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Signatures[1].Bytes(); err == nil {
+		t.Fatal("the signature decoded")
+	}
+	if b, err := r.Signatures[0].Bytes(); err != nil || len(b) != 64 {
+		t.Fatalf("the Ed25519 signature: %d bytes, %v", len(b), err)
+	}
+}
