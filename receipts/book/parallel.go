@@ -25,20 +25,20 @@ import (
 
 // parsedLine is one line as a worker has read it.
 type parsedLine struct {
-	line   []byte // without its line feed (a copy the reader may keep while it reads)
-	lf     bool
-	end    int64   // bytes read up to the end of this line, line feed included
-	buf    *[]byte // where line lives, handed back once it is read
-	leaf   [32]byte
-	cut    bool // the line was cut (longer than MaxLineBytes+1): leaf was hashed as it was read
+	line []byte // without its line feed (a copy the reader may keep while it reads)
+	lf   bool
+	end  int64   // bytes read up to the end of this line, line feed included
+	buf  *[]byte // where line lives, handed back once it is read
+	leaf [32]byte
+	cut  bool // the line was cut (longer than MaxLineBytes+1): leaf was hashed as it was read
 	// deferred: the line is covered by a checkpoint, its signatures are not decoded.
 	deferred bool
-	obj    map[string]any
-	names  string
-	err    error // the fault readLineValue found
-	ioErr  error // reading the source failed here
-	ready  chan struct{}
-	noLine bool // the end of the source: no line
+	obj      map[string]any
+	names    string
+	err      error // the fault readLineValue found
+	ioErr    error // reading the source failed here
+	ready    chan struct{}
+	noLine   bool // the end of the source: no line
 }
 
 // preParsed stands in a line's value for a record a worker has already
