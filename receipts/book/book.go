@@ -205,7 +205,11 @@ var errCheckpointMismatch = errors.New("checkpoint does not fit")
 // signatures of the first covered lines are not decoded.
 func (b *Book) read(r *reader, covered int, after func() error) error {
 	n := 0
-	err := parseLines(b.f, covered, func(pl *parsedLine) error {
+	lv := &lineVerifier{fallback: r.verify}
+	r.verify = lv.verify
+	defer func() { r.verify = lv.fallback }()
+	kb := newKeyBoard()
+	err := parseLines(b.f, covered, kb, r.opts, func(pl *parsedLine) error {
 		n++
 		switch {
 		case pl.noLine:
@@ -227,10 +231,13 @@ func (b *Book) read(r *reader, covered int, after func() error) error {
 			r.failure = &f
 			return errStop
 		}
-		r.leaf = &pl.leaf
-		if _, err := r.readValue(pl.line, pl.obj, pl.names, pl.err, false); err != nil {
+		r.leaf, lv.cur = &pl.leaf, pl
+		e, err := r.readValue(pl.line, pl.obj, pl.names, pl.err, false)
+		lv.cur = nil
+		if err != nil {
 			return fmt.Errorf("reading book %s line %d: %w", b.path, n, err)
 		}
+		kb.publish(r, &e)
 		if after != nil {
 			if err := after(); err != nil {
 				return err

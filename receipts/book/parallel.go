@@ -33,6 +33,7 @@ type parsedLine struct {
 	cut  bool // the line was cut (longer than MaxLineBytes+1): leaf was hashed as it was read
 	// deferred: the line is covered by a checkpoint, its signatures are not decoded.
 	deferred bool
+	checked  []checkedSig // the signatures the worker checked (preverify)
 	obj      map[string]any
 	names    string
 	err      error // the fault readLineValue found
@@ -57,7 +58,10 @@ func window() int { return 8 * runtime.GOMAXPROCS(0) }
 // src, handed to each as the ioErr of a last line. The records of the
 // first covered lines (those a checkpoint covers) are read without
 // decoding their signatures (record.ParseDeferred).
-func parseLines(src io.Reader, covered int, each func(*parsedLine) error) error {
+//
+// With a keyBoard, the workers check the signatures of stub lines too
+// (preverify), against the keys the reader has published there.
+func parseLines(src io.Reader, covered int, kb *keyBoard, opts Options, each func(*parsedLine) error) error {
 	sc := newLineScanner(src)
 	order := make(chan *parsedLine, window())
 	jobs := make(chan *parsedLine, window())
@@ -67,6 +71,7 @@ func parseLines(src io.Reader, covered int, each func(*parsedLine) error) error 
 		workers.Go(func() {
 			for pl := range jobs {
 				pl.parse()
+				pl.preverify(kb, opts)
 				close(pl.ready)
 			}
 		})

@@ -164,12 +164,15 @@ func checkStream(src io.Reader, opts Options, each func(*Entry)) (streamed, erro
 func checkStreamLines(src io.Reader, opts Options, each func(*Entry), eachLine func([]byte), pool *verifyPool) (streamed, error) {
 	out := streamed{res: Result{Format: Format, Problems: []Finding{}, Notes: []string{}, Entries: []Entry{}}}
 	r := newReader(opts, false)
+	lv := &lineVerifier{fallback: r.verify}
 	if pool != nil {
-		r.verify = pool.verify
+		lv.fallback = pool.verify
 	}
+	r.verify = lv.verify
+	kb := newKeyBoard()
 	acc := summaryAcc{missing: map[string]bool{}, allCompared: true}
 	tooLarge := false
-	err := parseLines(src, 0, func(pl *parsedLine) error {
+	err := parseLines(src, 0, kb, opts, func(pl *parsedLine) error {
 		switch {
 		case pl.noLine:
 			return nil
@@ -182,8 +185,10 @@ func checkStreamLines(src io.Reader, opts Options, each func(*Entry), eachLine f
 		if eachLine != nil {
 			eachLine(pl.line)
 		}
-		r.leaf = &pl.leaf
+		r.leaf, lv.cur = &pl.leaf, pl
 		e, _ := r.readValue(pl.line, pl.obj, pl.names, pl.err, false)
+		lv.cur = nil
+		kb.publish(r, &e)
 		acc.add(r, &e)
 		if each != nil {
 			each(&e)
