@@ -142,7 +142,7 @@ func parse(v any, kind Kind, decode bool) (*Record, error) {
 	}
 
 	// The size is measured before anything is decoded.
-	if Size(v) > MaxRecordSize {
+	if sizeOver(v, MaxRecordSize) {
 		return nil, problem.New(CodeTooLarge, "the record is larger than 65,536")
 	}
 
@@ -285,25 +285,37 @@ func exactMembers(v any, what string, names ...string) (map[string]any, error) {
 // "payload" and of every text value in its signature entries and their
 // "header", added up, in UTF-16 code units as the reference counts. It does
 // not depend on how the JSON around them is written.
-func Size(v any) int {
+func Size(v any) int { return size(v, utf16Len) }
+
+// sizeOver reports whether v's Size is over limit. A text is never more
+// UTF-16 code units than UTF-8 bytes, so most records are settled by their
+// byte lengths alone, without reading their texts.
+func sizeOver(v any, limit int) bool {
+	if size(v, func(s string) int { return len(s) }) <= limit {
+		return false
+	}
+	return Size(v) > limit
+}
+
+func size(v any, length func(string) int) int {
 	env, ok := v.(map[string]any)
 	if !ok {
 		return 0
 	}
 	size := 0
 	if p, ok := env["payload"].(string); ok {
-		size += utf16Len(p)
+		size += length(p)
 	}
 	entries, ok := env["signatures"].([]any)
 	if !ok {
 		return size
 	}
 	for _, e := range entries {
-		size += textLengths(e)
+		size += textLengths(e, length)
 		if m, ok := e.(map[string]any); ok {
 			switch h := m["header"].(type) {
 			case map[string]any, []any:
-				size += textLengths(h)
+				size += textLengths(h, length)
 			}
 		}
 	}
@@ -312,19 +324,19 @@ func Size(v any) int {
 
 // textLengths adds up the lengths of the text values directly inside an
 // object or a list (JavaScript's Object.values).
-func textLengths(v any) int {
+func textLengths(v any, length func(string) int) int {
 	n := 0
 	switch x := v.(type) {
 	case map[string]any:
 		for _, e := range x {
 			if s, ok := e.(string); ok {
-				n += utf16Len(s)
+				n += length(s)
 			}
 		}
 	case []any:
 		for _, e := range x {
 			if s, ok := e.(string); ok {
-				n += utf16Len(s)
+				n += length(s)
 			}
 		}
 	}

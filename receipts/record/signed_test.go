@@ -156,3 +156,19 @@ func TestParseDeferred(t *testing.T) {
 		t.Fatalf("the Ed25519 signature: %d bytes, %v", len(b), err)
 	}
 }
+
+// TestSizeOver: settling the size by byte lengths first gives Size's
+// answer, for texts of one, two, three and four UTF-8 bytes a character,
+// on both sides of the limit.
+func TestSizeOver(t *testing.T) {
+	for _, ch := range []string{"a", "é", "\u2028", "\U0001F600"} {
+		for _, units := range []int{MaxRecordSize - 2, MaxRecordSize - 1, MaxRecordSize, MaxRecordSize + 1, MaxRecordSize + 2} {
+			per := len(utf16.Encode([]rune(ch)))
+			text := strings.Repeat(ch, units/per) + strings.Repeat("a", units%per)
+			v := map[string]any{"payload": text, "signatures": []any{map[string]any{"protected": "", "signature": ""}}}
+			if got, want := sizeOver(v, MaxRecordSize), Size(v) > MaxRecordSize; got != want {
+				t.Errorf("%q × %d units: sizeOver %v, Size %d", ch, units, got, Size(v))
+			}
+		}
+	}
+}
