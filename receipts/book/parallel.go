@@ -51,7 +51,17 @@ type preParsed struct {
 	err  error
 }
 
-func window() int { return 8 * runtime.GOMAXPROCS(0) }
+// batchLines is how many lines go to a worker at a time, so that the
+// hand-offs between goroutines are few beside the work on the lines.
+const batchLines = 4
+
+// lineBatch is lines handed to one worker together.
+type lineBatch struct {
+	lines []*parsedLine
+	ready chan struct{}
+}
+
+func window() int { return 4 * runtime.GOMAXPROCS(0) } // batches in flight
 
 // parseLines reads src line by line and hands each line, parsed, to each in
 // the book's order. each's error stops the reading; so does an error from
@@ -63,69 +73,75 @@ func window() int { return 8 * runtime.GOMAXPROCS(0) }
 // (preverify), against the keys the reader has published there.
 func parseLines(src io.Reader, covered int, kb *keyBoard, opts Options, each func(*parsedLine) error) error {
 	sc := newLineScanner(src)
-	order := make(chan *parsedLine, window())
-	jobs := make(chan *parsedLine, window())
+	order := make(chan *lineBatch, window())
+	jobs := make(chan *lineBatch, window())
 	stop := make(chan struct{})
 	var workers sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
 		workers.Go(func() {
-			for pl := range jobs {
-				pl.parse()
-				pl.preverify(kb, opts)
-				close(pl.ready)
+			for batch := range jobs {
+				for _, pl := range batch.lines {
+					if !pl.noLine && pl.ioErr == nil {
+						pl.parse()
+						pl.preverify(kb, opts)
+					}
+				}
+				close(batch.ready)
 			}
 		})
 	}
 	go func() {
 		defer close(order)
 		defer close(jobs)
-		for index := 0; ; index++ {
-			line, lf, err := sc.next()
-			pl := &parsedLine{lf: lf, end: sc.bytes, ready: make(chan struct{}), deferred: index < covered}
-			switch {
-			case errors.Is(err, io.EOF):
-				pl.noLine = true
-				close(pl.ready)
-			case err != nil:
-				pl.ioErr = err
-				close(pl.ready)
-			default:
-				buf, _ := lineBuffers.Get().(*[]byte)
-				if buf == nil {
-					buf = new([]byte)
+		for index, last := 0, false; !last; {
+			batch := &lineBatch{lines: make([]*parsedLine, 0, batchLines), ready: make(chan struct{})}
+			for ; len(batch.lines) < batchLines && !last; index++ {
+				line, lf, err := sc.next()
+				pl := &parsedLine{lf: lf, end: sc.bytes, deferred: index < covered}
+				switch {
+				case errors.Is(err, io.EOF):
+					pl.noLine, last = true, true
+				case err != nil:
+					pl.ioErr, last = err, true
+				default:
+					buf, _ := lineBuffers.Get().(*[]byte)
+					if buf == nil {
+						buf = new([]byte)
+					}
+					pl.buf = buf
+					pl.line = append((*buf)[:0], line...)
+					if sc.leaf != nil {
+						pl.leaf, pl.cut = *sc.leaf, true // hashed whole as it was read
+					}
 				}
-				pl.buf = buf
-				pl.line = append((*buf)[:0], line...)
-				if sc.leaf != nil {
-					pl.leaf, pl.cut = *sc.leaf, true // hashed whole as it was read
-				}
+				batch.lines = append(batch.lines, pl)
 			}
 			select {
-			case order <- pl:
+			case order <- batch:
 			case <-stop:
 				return
 			}
-			if pl.noLine || pl.ioErr != nil {
-				return
-			}
 			select {
-			case jobs <- pl:
+			case jobs <- batch:
 			case <-stop:
 				return
 			}
 		}
 	}()
 	var err error
-	for pl := range order {
-		<-pl.ready
-		err = each(pl)
-		pl.release()
-		if err != nil || pl.noLine || pl.ioErr != nil {
-			break
+reading:
+	for batch := range order {
+		<-batch.ready
+		for _, pl := range batch.lines {
+			err = each(pl)
+			pl.release()
+			if err != nil || pl.noLine || pl.ioErr != nil {
+				break reading
+			}
 		}
 	}
 	close(stop)
-	for range order { // let the producer end
+	for range order { // let the producer end (the lines left are the collector's)
 	}
 	workers.Wait()
 	return err
