@@ -43,8 +43,9 @@ func newBoundedSigner(inner jwk.Signer, name string, timeout time.Duration, trie
 
 func (b *boundedSigner) Keys() jwk.KeySet { return b.inner.Keys() }
 
-// SignaturesChecked: b hands on its inner signer's signatures unchanged,
-// so it vouches for them when that signer does (record.CheckedSigner).
+// SignaturesChecked reports whether b vouches for its signatures: it hands
+// on its inner signer's signatures unchanged, so it vouches for them when
+// that signer does (record.CheckedSigner).
 func (b *boundedSigner) SignaturesChecked() bool { return record.SignaturesChecked(b.inner) }
 
 // ErrSignTimeout is the error of a signature that ran out of its time.

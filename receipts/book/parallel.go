@@ -38,8 +38,7 @@ type parsedLine struct {
 	names    string
 	err      error // the fault readLineValue found
 	ioErr    error // reading the source failed here
-	ready    chan struct{}
-	noLine   bool // the end of the source: no line
+	noLine   bool  // the end of the source: no line
 }
 
 // preParsed stands in a line's value for a record a worker has already
