@@ -230,9 +230,9 @@ func floorJobs(t *testing.T, path string) (jobs []verifyJob, total int) {
 		t.Fatal(err)
 	}
 	defer fh.Close()
-	br := bufio.NewReaderSize(fh, MaxLineBytes+1)
+	sc := newLineScanner(fh)
 	for n := 0; n < 513; n++ {
-		line, err := readBookLine(br)
+		line, _, err := sc.next()
 		if err != nil {
 			break
 		}
