@@ -205,9 +205,6 @@ var errCheckpointMismatch = errors.New("checkpoint does not fit")
 // signatures of the first covered lines are not decoded.
 func (b *Book) read(r *reader, covered int, after func() error) error {
 	n := 0
-	lv := &lineVerifier{fallback: r.verify}
-	r.verify = lv.verify
-	defer func() { r.verify = lv.fallback }()
 	kb := newKeyBoard()
 	err := parseLines(b.f, covered, kb, r.opts, func(pl *parsedLine) error {
 		n++
@@ -231,9 +228,9 @@ func (b *Book) read(r *reader, covered int, after func() error) error {
 			r.failure = &f
 			return errStop
 		}
-		r.leaf, lv.cur = &pl.leaf, pl
+		r.leaf, r.line = &pl.leaf, pl
 		e, err := r.readValue(pl.line, pl.obj, pl.names, pl.err, false)
-		lv.cur = nil
+		r.line = nil
 		if err != nil {
 			return fmt.Errorf("reading book %s line %d: %w", b.path, n, err)
 		}

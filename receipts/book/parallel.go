@@ -78,11 +78,12 @@ func parseLines(src io.Reader, covered int, kb *keyBoard, opts Options, each fun
 	var workers sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
 		workers.Go(func() {
+			var scratch []byte
 			for batch := range jobs {
 				for _, pl := range batch.lines {
 					if !pl.noLine && pl.ioErr == nil {
 						pl.parse()
-						pl.preverify(kb, opts)
+						pl.preverify(kb, opts, &scratch)
 					}
 				}
 				close(batch.ready)

@@ -64,7 +64,7 @@ type checkedSig struct {
 
 // preverify checks the signatures of a stub line's stub and
 // countersignature against the keys kb knows for its slip.
-func (pl *parsedLine) preverify(kb *keyBoard, opts Options) {
+func (pl *parsedLine) preverify(kb *keyBoard, opts Options, scratch *[]byte) {
 	if kb == nil || pl.deferred || pl.obj == nil {
 		return
 	}
@@ -78,13 +78,15 @@ func (pl *parsedLine) preverify(kb *keyBoard, opts Options) {
 	if !ok {
 		return
 	}
-	pl.checkAll(stub.rec, agent, opts)
+	pl.checkAll(stub.rec, agent, opts, scratch)
 	if cs, _ := pl.obj["countersignature"].(preParsed); cs.rec != nil && cs.err == nil && service != nil {
-		pl.checkAll(cs.rec, *service, opts)
+		pl.checkAll(cs.rec, *service, opts, scratch)
 	}
 }
 
-func (pl *parsedLine) checkAll(rec *record.Record, keys jwk.KeySet, opts Options) {
+// checkAll checks rec's signatures against keys, building each signing
+// input in scratch (the worker's own).
+func (pl *parsedLine) checkAll(rec *record.Record, keys jwk.KeySet, opts Options, scratch *[]byte) {
 	ordered := []*jwk.Key{keys.Ed25519, keys.MLDSA87}
 	for i := range rec.Signatures {
 		if i >= len(ordered) || ordered[i] == nil || opts.without(ordered[i].Alg) {
@@ -94,11 +96,13 @@ func (pl *parsedLine) checkAll(rec *record.Record, keys jwk.KeySet, opts Options
 		if err != nil || len(sig) == 0 {
 			continue
 		}
-		pl.checked = append(pl.checked, checkedSig{&sig[0], ordered[i], checkSignature(ordered[i], rec.SigningInput(i), sig)})
+		*scratch = rec.AppendSigningInput((*scratch)[:0], i)
+		pl.checked = append(pl.checked, checkedSig{&sig[0], ordered[i], checkSignature(ordered[i], *scratch, sig)})
 	}
 }
 
-// answer returns the answer a worker noted for sig under k.
+// answer returns the answer a worker noted for sig under k (none on a nil
+// line).
 func (pl *parsedLine) answer(k *jwk.Key, sig []byte) (ok, found bool) {
 	if pl == nil || len(sig) == 0 {
 		return false, false
@@ -109,18 +113,4 @@ func (pl *parsedLine) answer(k *jwk.Key, sig []byte) (ok, found bool) {
 		}
 	}
 	return false, false
-}
-
-// lineVerifier is what the reader's verify does while lines come from
-// parseLines: the worker's answer when there is one, else fallback.
-type lineVerifier struct {
-	cur      *parsedLine
-	fallback func(k *jwk.Key, input, sig []byte) bool
-}
-
-func (v *lineVerifier) verify(k *jwk.Key, input, sig []byte) bool {
-	if ok, found := v.cur.answer(k, sig); found {
-		return ok
-	}
-	return v.fallback(k, input, sig)
 }

@@ -56,6 +56,9 @@ type reader struct {
 	// signed are the records of the line being read that were signed in
 	// this process (AppendSigned), with the keys that signed them.
 	signed []signedValue
+	// line is the line being read as parseLines handed it over (with the
+	// answers its worker noted), when it came that way.
+	line *parsedLine
 	// expectSlip, when set, is the slip a stub being appended must be under.
 	expectSlip string
 	// leaf, when set, is the leaf hash of the line being read, which was

@@ -164,11 +164,9 @@ func checkStream(src io.Reader, opts Options, each func(*Entry)) (streamed, erro
 func checkStreamLines(src io.Reader, opts Options, each func(*Entry), eachLine func([]byte), pool *verifyPool) (streamed, error) {
 	out := streamed{res: Result{Format: Format, Problems: []Finding{}, Notes: []string{}, Entries: []Entry{}}}
 	r := newReader(opts, false)
-	lv := &lineVerifier{fallback: r.verify}
 	if pool != nil {
-		lv.fallback = pool.verify
+		r.verify = pool.verify
 	}
-	r.verify = lv.verify
 	kb := newKeyBoard()
 	acc := summaryAcc{missing: map[string]bool{}, allCompared: true}
 	tooLarge := false
@@ -185,9 +183,9 @@ func checkStreamLines(src io.Reader, opts Options, each func(*Entry), eachLine f
 		if eachLine != nil {
 			eachLine(pl.line)
 		}
-		r.leaf, lv.cur = &pl.leaf, pl
+		r.leaf, r.line = &pl.leaf, pl
 		e, _ := r.readValue(pl.line, pl.obj, pl.names, pl.err, false)
-		lv.cur = nil
+		r.line = nil
 		kb.publish(r, &e)
 		acc.add(r, &e)
 		if each != nil {

@@ -87,6 +87,13 @@ func (r *Record) SigningInput(i int) []byte {
 	return signingInput(r.Signatures[i].Protected, r.Payload)
 }
 
+// AppendSigningInput appends the bytes signature i covers to dst.
+func (r *Record) AppendSigningInput(dst []byte, i int) []byte {
+	dst = append(dst, r.Signatures[i].Protected...)
+	dst = append(dst, '.')
+	return append(dst, r.Payload...)
+}
+
 // Value returns the envelope as a canonical value, for a book line. For a
 // record read by Parse it is equal to the value that was read.
 func (r *Record) Value() map[string]any {
