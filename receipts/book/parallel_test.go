@@ -126,3 +126,77 @@ func TestEverySignatureCheckedOnce(t *testing.T) {
 		t.Fatalf("on every core %s\nin order %s", p, o)
 	}
 }
+
+// readInOrder reads a book the way it was read before it was read on
+// every core: one line after another, each signature checked in its turn.
+func readInOrder(text []byte, opts Options) ([]Entry, string) {
+	r := newReader(opts, true)
+	sc := newLineScanner(bytes.NewReader(text))
+	for r.size < MaxEntries {
+		line, _, err := sc.next()
+		if err != nil {
+			break
+		}
+		r.leaf = sc.leaf
+		_, _ = r.readLine(line, false)
+	}
+	root := r.tree.root()
+	return r.entries, canon.B64(root[:])
+}
+
+// FuzzVerifyOnEveryCore: whatever the text, the report made on every core
+// (a pool, then the reading again) is the report made by the workers'
+// answers and the rest in turn, and CheckBook's entries and top
+// fingerprint are those of a reading in order.
+func FuzzVerifyOnEveryCore(f *testing.F) {
+	f.Add([]byte(""), "")
+	f.Add([]byte("{}\n\n{\"stub\":{\"payload\":\"\",\"signatures\":[]}}"), "")
+	vf := loadVectors(f, "books.json")
+	for _, c := range vf.Cases {
+		if text := c["text"].(string); len(text) < 40000 {
+			keys := optionsOf(c["options"]).IssuerKeys
+			trust := ""
+			if len(keys) > 0 {
+				trust = keys[0]
+			}
+			f.Add([]byte(text), trust)
+		}
+	}
+	f.Fuzz(func(t *testing.T, text []byte, trust string) {
+		opts := Options{IssuerKeys: []string{trust}}
+		parallel, err := VerifyReader(bytes.NewReader(text), opts, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		turn, err := VerifyReader(onlyReader{bytes.NewReader(text)}, opts, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, _ := json.Marshal(parallel)
+		o, _ := json.Marshal(turn)
+		if !bytes.Equal(p, o) {
+			t.Fatalf("on every core %s\nin turn      %s", p, o)
+		}
+		res := CheckBook(text, opts)
+		entries, root := readInOrder(text, opts)
+		if res.Size > 0 && res.Root != root {
+			t.Fatalf("top fingerprint %s, in order %s", res.Root, root)
+		}
+		if len(entries) != len(res.Entries) && res.Size > 0 {
+			t.Fatalf("%d entries, in order %d", len(res.Entries), len(entries))
+		}
+		for i := range res.Entries {
+			got, want := res.Entries[i], entries[i]
+			// CheckBook adds the breaches settled at the end after an entry's own.
+			if len(got.Breaches) < len(want.Breaches) {
+				t.Fatalf("entry %d: breaches %v, in order %v", i, got.Breaches, want.Breaches)
+			}
+			got.Breaches = got.Breaches[:len(want.Breaches)]
+			g, _ := json.Marshal(got)
+			w, _ := json.Marshal(want)
+			if !bytes.Equal(g, w) {
+				t.Fatalf("entry %d: %s\nin order: %s", i, g, w)
+			}
+		}
+	})
+}
