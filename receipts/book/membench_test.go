@@ -311,12 +311,13 @@ func BenchmarkBookMemory(b *testing.B) {
 		path := benchBook(b, f, n)
 		for _, mode := range []string{"open", "open-checkpoint", "verify"} {
 			b.Run(fmt.Sprintf("%s/entries=%d", mode, n), func(b *testing.B) {
-				var hwm, ms int64
+				var hwm, ms, cpu int64
 				for b.Loop() {
-					hwm, ms = runBenchChild(b, mode, path)
+					hwm, ms, cpu = runBenchChildCPU(b, mode, path)
 				}
 				b.ReportMetric(float64(hwm)/1024, "MiB-peak")
 				b.ReportMetric(float64(ms), "ms-child")
+				b.ReportMetric(float64(cpu), "cpu-ms-child")
 			})
 		}
 	}
