@@ -3,6 +3,7 @@ package record
 import (
 	"bytes"
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf16"
@@ -171,4 +172,22 @@ func TestSizeOver(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzShortNameAndUnit: the byte-by-byte forms accept exactly what their
+// regular expressions accept.
+func FuzzShortNameAndUnit(f *testing.F) {
+	for _, s := range []string{"", "a", "tool.a", "-a", "a-", "A", "GBP", "gbp", "a..b", strings.Repeat("a", 64), strings.Repeat("a", 65), "é", "a b", "_x", "x_", "0"} {
+		f.Add(s)
+	}
+	nameRE := regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+	unitRE := regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,15}$`)
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := IsShortName(s), nameRE.MatchString(s); got != want {
+			t.Errorf("IsShortName(%q) = %v, the expression says %v", s, got, want)
+		}
+		if got, want := IsUnit(s), unitRE.MatchString(s); got != want {
+			t.Errorf("IsUnit(%q) = %v, the expression says %v", s, got, want)
+		}
+	})
 }
