@@ -73,6 +73,7 @@ func (e *Executor) openApprovals(approveSession bool) error {
 		e.log.Warn("--approve-session: every call held for approval in this process is approved without asking anyone; each such answer is recorded with channel \"session\"")
 	}
 	e.appr = &approvals{hub: hub, queue: q}
+	e.passkeyHub(hub) // a cancellation (passkeyhold.go) withdraws the slip's requests
 	return nil
 }
 
@@ -313,6 +314,7 @@ func (s *Session) waitHub(ctx context.Context, tc *toolCall, c approval.Call) (a
 	tc.span.SetAttributes(attribute.Int64("mcp_executor.approval.held_ms", time.Since(started).Milliseconds()))
 	if e.isCancelled() {
 		tc.held.ledger.Release()
+		e.withdrawHeld()
 		s.refuseCancelled(tc)
 		return res, false
 	}

@@ -179,6 +179,7 @@ func TestPasskeyApprovalDeclineAndCancellation(t *testing.T) {
 	}
 	writeCancellation(t, h.env)
 	refusedWith(t, await(t, h, third), "after-cancellation")
+	waitQueueEmpty(t, h)
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "send", Arguments: map[string]any{"recipients": []string{"b"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -487,10 +488,89 @@ func TestPasskeyCancellationRefusesCallsHeldForARule(t *testing.T) {
 	waitRequests(t, h, 1)
 	writeCancellation(t, h.env)
 	refusedWith(t, await(t, h, ch), "after-cancellation")
+	waitQueueEmpty(t, h)
 	cs.Close()
 	h.stop()
 	if got := receivedCalls(t, h.record); len(got) != 0 {
 		t.Fatalf("the server received %v", got)
+	}
+	h.checkBook()
+	recordsAgree(t, h)
+}
+
+// waitQueueEmpty waits until the queue folder holds no request, prepared or
+// signed file: after a cancellation the held calls' requests are withdrawn
+// (approval.Hub.EndSlip), so that the person is not shown calls that can no
+// longer run.
+func waitQueueEmpty(t *testing.T, h *harness) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var left []string
+		for _, pattern := range []string{"*.json", "*" + page.PreparedSuffix, "*" + page.SignedSuffix} {
+			m, _ := filepath.Glob(filepath.Join(queueDir(h), pattern))
+			left = append(left, m...)
+		}
+		if len(left) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the queue still holds %v after the cancellation; stderr:\n%s", left, h.stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// Withdrawn, not expired (the files would go at the expiry too).
+	withdrawn := 0
+	for _, ln := range readCopy(t, h.env.CopyPath, h.env.CopyKey, "test executor") {
+		if ln.Kind == copylog.KindApprovalEnd {
+			if ln.Reason != copylog.EndWithdrawn {
+				t.Errorf("request %s ended %q, want %q", ln.Request, ln.Reason, copylog.EndWithdrawn)
+			}
+			withdrawn++
+		}
+	}
+	if withdrawn == 0 {
+		t.Error("no request was withdrawn at the cancellation")
+	}
+}
+
+// A request kept in the copy across a stop (its call was held when the
+// executor stopped) is withdrawn at the next start when the slip was
+// cancelled meanwhile: the queue does not show it again.
+func TestPasskeyCancellationWithdrawsRestoredRequests(t *testing.T) {
+	o, rec := serverOpts(t, "sdk", approvalOptions(true, nil))
+	env, err := devsetup.Build(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, err := copylog.Open(env.CopyPath, env.CopyKey, "test executor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := fp(`{"text":"held at the stop"}`)
+	now := time.Now().UTC()
+	if err := log.Append(copylog.Line{Kind: copylog.KindApprovalRequest, When: now, Call: "provared-1-held", Tool: "echo",
+		Action: "provared.data.read", Slip: env.Slip.Fingerprint, ApprovalFields: copylog.ApprovalFields{Request: canon.NewID(),
+			Arguments: args, Binding: copylog.Binding("echo", "provared.data.read", args, nil, env.Slip.Fingerprint),
+			Expires: now.Add(10 * time.Minute)}}); err != nil {
+		t.Fatal(err)
+	}
+	log.Close()
+	writeCancellation(t, env)
+	h := launch(t, env)
+	h.record = rec
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs := h.client(ctx) // the executor has opened: the hub has restored the request
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "held at the stop"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refusedWith(t, res, "after-cancellation")
+	waitQueueEmpty(t, h)
+	cs.Close()
+	if code := h.stop(); code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, h.stderr.String())
 	}
 	h.checkBook()
 	recordsAgree(t, h)

@@ -51,6 +51,7 @@ type passkeys struct {
 	mu        sync.Mutex
 	cancelled bool
 	held      map[*toolCall]context.CancelFunc // calls held for a passkey approval
+	hub       *approval.Hub                    // the approvals hub once open (withdrawHeld); nil before or without one
 
 	stopWatch context.CancelFunc
 	watchDone chan struct{}
@@ -184,6 +185,7 @@ func (e *Executor) honourCancellation(c *slip.Cancellation) {
 	for _, cancel := range held {
 		cancel()
 	}
+	e.withdrawHeld()
 	// Every stub placed after the cancellation would be after-cancellation:
 	// wait for the calls reserved before it (none is reserved after).
 	deadline := time.Now().Add(e.cancellationWait())
@@ -447,8 +449,47 @@ func (e *Executor) trackHeld(tc *toolCall, cancel context.CancelFunc) {
 		return
 	}
 	e.pk.mu.Lock()
+	defer e.pk.mu.Unlock()
+	if e.pk.cancelled {
+		// Cancelled between the call's admission and now: honourCancellation
+		// has already ended the waits it knew of.
+		cancel()
+		return
+	}
 	e.pk.held[tc] = cancel
+}
+
+// withdrawHeld takes down the requests of the slip's held calls (their
+// queue and page files), once the slip is cancelled: the person is not left
+// looking at calls that can no longer run. Called by honourCancellation,
+// and by a held call refused after it (its request may have been made after
+// honourCancellation's pass).
+func (e *Executor) withdrawHeld() {
+	if e.pk == nil {
+		return
+	}
+	e.pk.mu.Lock()
+	hub := e.pk.hub
 	e.pk.mu.Unlock()
+	if hub != nil {
+		hub.EndSlip(e.slipFP)
+	}
+}
+
+// passkeyHub hands the approvals hub to withdrawHeld, once it is open; when
+// the slip is cancelled already (at the start, or by the watch meanwhile)
+// the requests the copy kept for it are withdrawn at once.
+func (e *Executor) passkeyHub(hub *approval.Hub) {
+	if e.pk == nil {
+		return
+	}
+	e.pk.mu.Lock()
+	e.pk.hub = hub
+	cancelled := e.pk.cancelled
+	e.pk.mu.Unlock()
+	if cancelled {
+		hub.EndSlip(e.slipFP)
+	}
 }
 
 // untrackHeld forgets a held call whose wait is over.

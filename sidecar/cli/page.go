@@ -26,7 +26,7 @@ func init() {
 func runPage(ctx context.Context, env Env, args []string) int {
 	fs := newFlags(env, "page", "--config FILE [--listen 127.0.0.1:8443] [--origin URL]")
 	config := fs.String("config", "", "the executor's settings `file` (JSON)")
-	listen := fs.String("listen", page.DefaultListen, "the TCP `address` to listen on (loopback unless --origin is given)")
+	listen := fs.String("listen", page.DefaultListen, "the TCP `address` to listen on (loopback unless --origin is given; port 0 takes a free port)")
 	origin := fs.String("origin", "", "the page's origin as the browser sees it (default http://localhost:PORT)")
 	if code, done := parseFlags(fs, args); done {
 		return code
@@ -45,19 +45,26 @@ func runPage(ctx context.Context, env Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "mcp-executor page: --listen %s is not loopback; give --origin too (the page's https address behind your proxy)\n", *listen)
 		return ExitUsage
 	}
-	if *origin == "" {
-		if *origin, err = page.OriginFor(*listen); err != nil {
-			fmt.Fprintf(env.Stderr, "mcp-executor page: %v\n", err)
-			return ExitUsage
-		}
+	if _, err := page.OriginFor(*listen); err != nil {
+		fmt.Fprintf(env.Stderr, "mcp-executor page: %v\n", err)
+		return ExitUsage
 	}
-	log := newLogger(env.Stderr)
-	srv, err := page.New(page.Options{ConfigPath: *config, Origin: *origin, Logger: log})
+	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "mcp-executor page: %v\n", err)
 		return ExitFinding
 	}
-	ln, err := net.Listen("tcp", *listen)
+	defer func() { _ = ln.Close() }() // for the returns before Serve; after it, Serve has closed it
+	// The origin comes from the port listened on, so that port 0 (any free
+	// port, as the tests use) gives the page's true origin.
+	if *origin == "" {
+		if *origin, err = page.OriginFor(ln.Addr().String()); err != nil {
+			fmt.Fprintf(env.Stderr, "mcp-executor page: %v\n", err)
+			return ExitFinding
+		}
+	}
+	log := newLogger(env.Stderr)
+	srv, err := page.New(page.Options{ConfigPath: *config, Origin: *origin, Logger: log})
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "mcp-executor page: %v\n", err)
 		return ExitFinding

@@ -3,15 +3,18 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
 	"os/exec"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/seed-6e06167c/mcp-executor/internal/syncbuf"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/page"
 )
 
@@ -88,5 +91,50 @@ func TestPageServesTheEmbeddedPage(t *testing.T) {
 	}
 	if !strings.Contains(errOut.String(), "open "+origin) {
 		t.Errorf("stderr does not say where to open the page: %s", errOut.String())
+	}
+}
+
+// TestPageOnAFreePort: with --listen 127.0.0.1:0 the page takes a free
+// port and says its true origin (http://localhost:PORT), and answers there.
+func TestPageOnAFreePort(t *testing.T) {
+	config, _ := approveFolder(t)
+	cmd := exec.Command(binary(t), "page", "--config", config, "--listen", "127.0.0.1:0")
+	errOut := &syncbuf.Buffer{}
+	cmd.Stderr = errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	said := regexp.MustCompile(`open (http://localhost:([0-9]+)) in the browser`)
+	var m []string
+	deadline := time.Now().Add(20 * time.Second)
+	for m = said.FindStringSubmatch(errOut.String()); m == nil; m = said.FindStringSubmatch(errOut.String()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the page did not say its origin; stderr %s", errOut.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if m[2] == "0" {
+		t.Fatalf("the origin names port 0: %s", m[1])
+	}
+	client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "tcp", "127.0.0.1:"+m[2])
+	}}}
+	resp, err := client.Get(m[1] + "/api/state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st page.State
+	err = json.NewDecoder(resp.Body).Decode(&st)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != 200 || st.Origin != m[1] {
+		t.Fatalf("the state at %s: %d %+v %v", m[1], resp.StatusCode, st, err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("page after SIGTERM: %v; stderr %s", err, errOut.String())
 	}
 }

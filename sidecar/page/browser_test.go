@@ -92,15 +92,12 @@ func text(t *testing.T, ctx context.Context, sel string) string {
 	return s
 }
 
-// screenshot saves the whole page as NAME.png in $PAGE_SCREENSHOTS (the
-// README's pictures: PAGE_SCREENSHOTS=$PWD/docs/images), else in a
-// temporary folder.
+// screenshot saves the whole page as NAME.png in a temporary folder. The
+// README's pictures come from the test with the real executor
+// (sidecar/page/e2e, PAGE_SCREENSHOTS=$PWD/docs/images).
 func screenshot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
-	dir := os.Getenv("PAGE_SCREENSHOTS")
-	if dir == "" {
-		dir = t.TempDir()
-	}
+	dir := t.TempDir()
 	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	buf, err := chromedp.Run(sctx, chromedp.FullScreenshot(100))
@@ -116,7 +113,8 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 // headless Chromium with a virtual passkey: register it, sign a slip that
 // requires approval for supplies.order, approve one held call and decline
 // another, cancel the slip. The calls are held by a Hub in the test process
-// with the queue and page channels, as the engine will hold them.
+// with the queue and page channels, as the engine holds them; the same path
+// with the page and the executor as real processes is sidecar/page/e2e.
 func TestPageInRealBrowser(t *testing.T) {
 	f := newFixture(t)
 	ctx := browser(t)

@@ -2,6 +2,7 @@ package page
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -117,7 +118,13 @@ func TestForgedAssertionsAreRefused(t *testing.T) {
 	}{
 		{"another passkey", stranger.assert},
 		{"the passkey on another page", otherPage.assert},
-		{"another challenge", func(ch []byte) Assertion { return pk.assert(append([]byte{1}, ch[1:]...)) }},
+		{"another challenge", func(ch []byte) Assertion {
+			// One bit changed (setting the first byte to a constant gave the
+			// same challenge when it already had that value: 1 in 256).
+			other := append([]byte(nil), ch...)
+			other[0] ^= 1
+			return pk.assert(other)
+		}},
 		{"a signature changed", func(ch []byte) Assertion {
 			a := pk.assert(ch)
 			sig, _ := canon.UnB64(a.Signature)
@@ -241,4 +248,85 @@ func waitingID(t *testing.T, c *client) string {
 		return true
 	}, "a waiting call on the page")
 	return id
+}
+
+// Every POST route is behind the same guard: another origin, no origin, or
+// a missing or wrong CSRF token is refused before the handler runs.
+func TestEveryPostNeedsTheOriginAndTheCSRFToken(t *testing.T) {
+	f := newFixture(t)
+	c := f.client()
+	routes := []string{"/api/register/begin", "/api/register/finish", "/api/slip/prepare", "/api/approval/prepare", "/api/cancel/prepare", "/api/sign"}
+	edits := map[string]func(*http.Request){
+		"another origin":    func(r *http.Request) { r.Header.Set("Origin", "http://evil.example") },
+		"no origin":         func(r *http.Request) { r.Header.Del("Origin") },
+		"no CSRF header":    func(r *http.Request) { r.Header.Del(csrfHeader) },
+		"a wrong CSRF":      func(r *http.Request) { r.Header.Set(csrfHeader, c.token[:len(c.token)-1]+"A") },
+		"no CSRF cookie":    func(r *http.Request) { r.Header.Del("Cookie") },
+		"a put, not a post": func(r *http.Request) { r.Method = http.MethodPut; r.Header.Del(csrfHeader) },
+	}
+	for _, route := range routes {
+		for name, edit := range edits {
+			if code, out := c.post(route, map[string]any{}, edit); code != http.StatusForbidden {
+				t.Errorf("%s, %s: %d %v, want 403", route, name, code, out)
+			}
+		}
+	}
+}
+
+// A passkey answer posted by another page, or without the page's CSRF
+// token, writes nothing: the challenge stays for the page's own post.
+func TestCrossSiteAnswerWritesNothing(t *testing.T) {
+	f := newFixture(t)
+	c, pk := f.signedIn()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h, _ := f.hold(ctx, "call-1", 150, `{"item":"paper"}`)
+	id := waitingID(t, c)
+	ch := c.must("/api/approval/prepare", map[string]any{"request": id, "decision": "approve"})
+	signed := map[string]any{"token": ch["token"], "assertion": pk.assert(challengeOf(t, ch))}
+	for name, edit := range map[string]func(*http.Request){
+		"another origin": func(r *http.Request) { r.Header.Set("Origin", "http://evil.example") },
+		"no CSRF token":  func(r *http.Request) { r.Header.Del(csrfHeader); r.Header.Del("Cookie") },
+	} {
+		if code, out := c.post("/api/sign", signed, edit); code != http.StatusForbidden {
+			t.Errorf("%s: %d %v", name, code, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(f.queue, SignedName(id))); err == nil {
+		t.Fatal("a cross-site answer was written")
+	}
+	select {
+	case r := <-h.result:
+		t.Fatalf("a cross-site answer answered the call: %v", r.Outcome)
+	default:
+	}
+	c.must("/api/sign", signed)
+	if r := <-h.result; r.Outcome != approval.Approved || r.Answer.Channel != ChannelPage {
+		t.Fatalf("the page's own answer: %v %+v", r.Outcome, r.Answer)
+	}
+}
+
+// A decline signed for one call, written as the answer to another, is no
+// answer: the decline's signature names the prepared approval it declines.
+func TestReplayedDeclineIsRefused(t *testing.T) {
+	f := newFixture(t)
+	c, pk := f.signedIn()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, prep1 := f.hold(ctx, "call-1", 150, `{"item":"paper"}`)
+	waitingID(t, c)
+	h2, _ := f.hold(ctx, "call-2", 40, `{"item":"pens"}`)
+	id2 := waitingID(t, c)
+	sum := sha256.Sum256(DeclineSigningInput(prep1.Fingerprint))
+	a := pk.assert(sum[:])
+	data, _ := json.Marshal(Signed{Request: id2, Declined: &a})
+	if err := approval.WriteFileAtomic(f.queue, SignedName(id2), data); err != nil {
+		t.Fatal(err)
+	}
+	f.waitFor(func() bool { return f.logs.count("a signed answer does not check") == 1 }, "the channel to read the replayed decline")
+	select {
+	case r := <-h2.result:
+		t.Fatalf("a decline of another call answered call 2: %v", r.Outcome)
+	default:
+	}
 }
