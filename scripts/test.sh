@@ -11,6 +11,8 @@
 #     pods, built once by the scripts in ../shared/tools.
 # Then: go vet, gofmt, golangci-lint, deadcode, every test (unit, end-to-end through the real binary, and
 # integration against a real Vault, kube-apiserver and Jaeger) under the race detector, short fuzz runs, the demo.
+# The servers start in the background during vet, gofmt, golangci-lint and deadcode; the fuzz runs go beside
+# the tests.
 #
 # Usage: scripts/test.sh [setup]     `setup` stops after the set-up.
 # Environment (optional): MCP_EXECUTOR_TOOLS_DIR (cache folder, default $HOME/.cache/mcp-executor-tools,
@@ -104,6 +106,40 @@ setup
 flock -u 9
 [ "${1:-}" = setup ] && exit 0
 
+# The services the integration tests use start in the background while vet, gofmt, golangci-lint and
+# deadcode run: their start-up is mostly waiting for health checks, the checks are mostly CPU. Each
+# start script's export lines and log go to a file in $svc; server_ready waits for them.
+step "start, in the background, the real Vault, kube-apiserver, single-node cluster and Jaeger the integration tests use"
+export MCP_EXECUTOR_TOOLS_DIR="$TOOLS_DIR"
+svc=$(mktemp -d)
+fuzzing="" # the background fuzz runs (see fuzz_all), while they run
+stop_servers() {
+	if [ -n "$fuzzing" ]; then
+		touch "$svc/stop" # the fuzz runs stop after the current one
+		wait "$fuzzing" || true
+	fi
+	wait "${starting[@]}" || true # a start still under way (the run failed before the tests) ends first, so that its server is stopped
+	"$tools/kube-real-cluster.sh" stop >/dev/null 2>&1 || true
+	"$tools/vault-dev.sh" stop >/dev/null 2>&1 || true
+	"$tools/kube-test-cluster.sh" stop >/dev/null 2>&1 || true
+	"$tools/jaeger-dev.sh" stop >/dev/null 2>&1 || true
+	rm -rf "$svc"
+}
+trap stop_servers EXIT
+declare -A starting
+for s in kube-test-cluster vault-dev jaeger-dev kube-real-cluster; do
+	"$tools/$s.sh" start >"$svc/$s.env" 2>"$svc/$s.log" &
+	starting[$s]=$!
+done
+# server_ready NAME: wait for NAME's start and show its log; fail when it failed. Its export lines
+# are then in $svc/NAME.env.
+server_ready() {
+	local rc=0
+	wait "${starting[$1]}" || rc=$?
+	cat "$svc/$1.log" >&2
+	[ "$rc" = 0 ] || fail "$tools/$1.sh start failed (exit $rc); its log is above"
+}
+
 step "go vet"
 go vet ./...
 go vet -tags integration ./...
@@ -116,50 +152,77 @@ step "deadcode (functions nothing reaches, counting tests)"
 dead=$(deadcode -test -tags integration ./...)
 if [ -n "$dead" ]; then echo "unreachable functions:"; echo "$dead"; exit 1; fi
 
-step "start the real Vault, kube-apiserver, single-node cluster and Jaeger the integration tests use"
-export MCP_EXECUTOR_TOOLS_DIR="$TOOLS_DIR"
-stop_servers() {
-	"$tools/kube-real-cluster.sh" stop >/dev/null 2>&1 || true
-	"$tools/vault-dev.sh" stop >/dev/null 2>&1 || true
-	"$tools/kube-test-cluster.sh" stop >/dev/null 2>&1 || true
-	"$tools/jaeger-dev.sh" stop >/dev/null 2>&1 || true
-}
-trap stop_servers EXIT
-eval "$("$tools/kube-test-cluster.sh" start)"
-eval "$("$tools/vault-dev.sh" start)"
+step "wait for the real Vault, kube-apiserver, single-node cluster and Jaeger"
+server_ready kube-test-cluster
+eval "$(cat "$svc/kube-test-cluster.env")"
+server_ready vault-dev
+eval "$(cat "$svc/vault-dev.env")"
 # Jaeger's OTEL_EXPORTER_OTLP_ENDPOINT reaches the trace tests only: every other test runs without it.
-eval "$("$tools/jaeger-dev.sh" start | sed 's/^export OTEL_EXPORTER_OTLP_ENDPOINT=/export MCP_EXECUTOR_TEST_OTLP_ENDPOINT=/')"
+server_ready jaeger-dev
+eval "$(sed 's/^export OTEL_EXPORTER_OTLP_ENDPOINT=/export MCP_EXECUTOR_TEST_OTLP_ENDPOINT=/' "$svc/jaeger-dev.env")"
 # The real cluster (deploy/cluster): its lines are exported with the prefix REAL_CLUSTER_ so that they
 # do not replace the kube-apiserver-only cluster's KUBECONFIG the other integration tests use.
-real_env=$("$tools/kube-real-cluster.sh" start)
-eval "$(printf '%s\n' "$real_env" | sed 's/^export /export REAL_CLUSTER_/')"
+server_ready kube-real-cluster
+eval "$(sed 's/^export /export REAL_CLUSTER_/' "$svc/kube-real-cluster.env")"
 export REAL_CLUSTER_TOOLS="$(cd "$tools" && pwd)"
 
-step "all tests, unit, end-to-end and integration (-race)"
+# The short fuzz runs of the parsers that face untrusted bytes go beside the tests, one fuzz worker
+# each (-parallel 1): the end-to-end tests leave a core mostly idle while they wait on processes.
+# A count, not a duration: a time limit can end a run while a worker is mid-input, which the Go fuzzer
+# reports as a failure ("context deadline exceeded") though nothing failed. The parsers added later
+# have a smaller count each, to keep a warm run short. Each run starts unless $svc/stop is there.
+fuzz_all() {
+	local pkg name group fuzztime
+	while read -r pkg name group; do
+		[ ! -e "$svc/stop" ] || return 1
+		fuzztime=${FUZZTIME:-200000x}
+		[ "$group" != later ] || fuzztime=${FUZZTIME:-50000x}
+		echo "== fuzz $name ($pkg, $fuzztime)"
+		go test -run '^$' -fuzz "^$name\$" -fuzztime "$fuzztime" -fuzzminimizetime 1x -parallel 1 "$pkg" || return 1
+	done <<-'EOF'
+	./receipts/canon/ FuzzParse
+	./receipts/canon/ FuzzUnB64
+	./receipts/record/ FuzzParse
+	./sidecar/wire/ FuzzInspect
+	./sidecar/contentrules/ FuzzParse
+	./sidecar/contentrules/ FuzzPattern
+	./copylog/ FuzzVerify
+	./sidecar/wire/ FuzzDifferential later
+	./sidecar/wire/ FuzzFilterTools later
+	./receipts/canon/ FuzzJCSHash later
+	./receipts/book/ FuzzReadEntries later
+	./sidecar/approval/ FuzzParseFile later
+	./sidecar/page/ FuzzSignedFile later
+	./sidecar/policy/glob/ FuzzMatch later
+	./sidecar/policy/redact/ FuzzJSON later
+	./sidecar/settings/ FuzzParseYAML later
+	./sidecar/approval/ FuzzQueueAnswer later
+	./sidecar/approval/ FuzzParseElicitResult later
+	./sidecar/approval/ FuzzInputAnswer later
+	./sidecar/page/ FuzzCancellationFile later
+	./sidecar/page/ FuzzRegistration later
+	./sidecar/approvalkube/ FuzzApprovalRequest later
+	./sidecar/ FuzzReadEvents later
+	./sidecar/ FuzzErrorBodyMessage later
+	./receipts/book/ FuzzVerifyOnEveryCore later
+	EOF
+}
+
+step "all tests, unit, end-to-end and integration (-race); beside them, the short fuzz runs"
+# A race-built process sleeps atexit_sleep_ms (default 1000) when it exits, so that other threads can
+# finish a report; the end-to-end tests start several such processes each (executor, guard, test
+# servers, verify). The detector stays on; a race found still fails the run.
+export GORACE="${GORACE:-atexit_sleep_ms=50}"
+fuzz_all >"$svc/fuzz.log" 2>&1 &
+fuzzing=$!
 go test -race -count=1 -timeout 30m -tags integration ./...
 
-step "short fuzz runs of the parsers that face untrusted bytes"
-# A count, not a duration: a time limit can end a run while a worker is mid-input, which the Go fuzzer
-# reports as a failure ("context deadline exceeded") though nothing failed.
-fuzz() { go test -run '^$' -fuzz "^$2\$" -fuzztime "${FUZZTIME:-200000x}" -fuzzminimizetime 1x "$1"; }
-fuzz ./receipts/canon/ FuzzParse
-fuzz ./receipts/canon/ FuzzUnB64
-fuzz ./receipts/record/ FuzzParse
-fuzz ./sidecar/wire/ FuzzInspect
-fuzz ./sidecar/contentrules/ FuzzParse
-fuzz ./sidecar/contentrules/ FuzzPattern
-fuzz ./copylog/ FuzzVerify
-# Parsers added later (a smaller count each, to keep a warm run short).
-FUZZTIME="${FUZZTIME:-50000x}"
-fuzz ./sidecar/wire/ FuzzDifferential
-fuzz ./sidecar/wire/ FuzzFilterTools
-fuzz ./receipts/canon/ FuzzJCSHash
-fuzz ./receipts/book/ FuzzReadEntries
-fuzz ./sidecar/approval/ FuzzParseFile
-fuzz ./sidecar/page/ FuzzSignedFile
-fuzz ./sidecar/policy/glob/ FuzzMatch
-fuzz ./sidecar/policy/redact/ FuzzJSON
-fuzz ./sidecar/settings/ FuzzParseYAML
+step "short fuzz runs of the parsers that face untrusted bytes (they ran beside the tests)"
+fuzz_rc=0
+wait "$fuzzing" || fuzz_rc=$?
+fuzzing=""
+cat "$svc/fuzz.log"
+[ "$fuzz_rc" = 0 ] || fail "a fuzz run failed (exit $fuzz_rc); its output is above"
 
 step "demo"
 go run ./cmd/mcp-executor demo

@@ -37,6 +37,7 @@ func baseOptions() devsetup.Options {
 // the architecture names; the answer is the server's; the book checks
 // intact; the copy holds a sent and a receipt line for each call.
 func TestAllowedCallsGetOneStubEach(t *testing.T) {
+	t.Parallel()
 	h := startWith(t, "sdk", baseOptions())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

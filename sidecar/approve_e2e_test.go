@@ -176,6 +176,7 @@ func answersOf(lines []copylog.Line) (answers, late []copylog.Line) {
 // TestApprovalByCommand: a held call waits; `approve --id … --yes` in a
 // second terminal lets it through once, with its receipt naming the answer.
 func TestApprovalByCommand(t *testing.T) {
+	t.Parallel()
 	h := startWith(t, "sdk", approvalOptions(true, nil))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -217,6 +218,7 @@ func TestApprovalByCommand(t *testing.T) {
 // TestApprovalFileDeclinedByHand: a person edits the request file to
 // "approved": false; the call gets a denial and never reaches the server.
 func TestApprovalFileDeclinedByHand(t *testing.T) {
+	t.Parallel()
 	h := startWith(t, "sdk", approvalOptions(true, nil))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -254,6 +256,7 @@ func TestApprovalFileDeclinedByHand(t *testing.T) {
 // refusal; and a call held for approval counts against the slip's limit
 // while it waits: a second order that would pass it is refused at once.
 func TestApprovalExpires(t *testing.T) {
+	t.Parallel()
 	h := startWith(t, "sdk", approvalOptions(map[string]any{"timeout": 1500}, nil))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -280,6 +283,7 @@ func TestApprovalExpires(t *testing.T) {
 // take a file and the client declared no elicitation), the call is refused
 // at once.
 func TestApprovalNoChannel(t *testing.T) {
+	t.Parallel()
 	h := startWith(t, "sdk", approvalOptions(true, nil))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -308,6 +312,7 @@ func TestApprovalNoChannel(t *testing.T) {
 // through, warns at the start, and names itself in the copy's answer that
 // every such stub names.
 func TestApproveSessionNamedInRecords(t *testing.T) {
+	t.Parallel()
 	o, record := serverOpts(t, "sdk", approvalOptions(true, nil))
 	env, err := devsetup.Build(o)
 	if err != nil {
@@ -370,6 +375,7 @@ func elicitingClient(ctx context.Context, t *testing.T, h *harness, version stri
 // input_required result answered in the retry. Accepted runs once; declined
 // never reaches the server; the executor's question never reaches it either.
 func TestApprovalElicitationGoSDK(t *testing.T) {
+	t.Parallel()
 	for _, version := range []string{"2025-06-18", "2025-11-25", ""} {
 		for _, yes := range []bool{true, false} {
 			name := version
@@ -382,6 +388,7 @@ func TestApprovalElicitationGoSDK(t *testing.T) {
 				name += " decline"
 			}
 			t.Run(name, func(t *testing.T) {
+				t.Parallel()
 				h := startWith(t, "sdk", approvalOptions(true, nil))
 				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 				defer cancel()
@@ -444,6 +451,7 @@ func TestApprovalElicitationGoSDK(t *testing.T) {
 // until the queue has; the queue's yes decides, the client's later no is
 // recorded as too late.
 func TestApprovalFirstAnswerWins(t *testing.T) {
+	t.Parallel()
 	h := startWith(t, "sdk", approvalOptions(true, nil))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -483,6 +491,7 @@ func TestApprovalFirstAnswerWins(t *testing.T) {
 // executor is down is used by the identical call after the restart, exactly
 // once.
 func TestApprovalPendingBurnedAndRestart(t *testing.T) {
+	t.Parallel()
 	o, record := serverOpts(t, "sdk", approvalOptions(true, map[string]any{"pendingAfter": 300}))
 	env, err := devsetup.Build(o)
 	if err != nil {
@@ -564,6 +573,7 @@ func TestApprovalPendingBurnedAndRestart(t *testing.T) {
 // cancellation withdraws it: it never reaches the server, and the slot is
 // free again.
 func TestHeldCallKeepsItsSlotAndCanBeCancelled(t *testing.T) {
+	t.Parallel()
 	o := approvalOptions(true, nil)
 	o.Settings = map[string]any{"maxWaiting": 1}
 	h := startWith(t, "sdk", o)
@@ -610,6 +620,7 @@ func TestHeldCallKeepsItsSlotAndCanBeCancelled(t *testing.T) {
 // that closes its input without answering has said no; the call is refused,
 // never sent, and the executor ends without waiting for the expiry.
 func TestElicitationEndsWithTheClient(t *testing.T) {
+	t.Parallel()
 	h := startWith(t, "sdk", approvalOptions(true, nil))
 	h.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
 	if line := h.recv(); !strings.Contains(line, `"result"`) {
@@ -643,6 +654,7 @@ func TestElicitationEndsWithTheClient(t *testing.T) {
 // TestApproveSessionNotInSettings: --approve-session is a flag of stdio
 // and serve only; the settings file cannot turn it on.
 func TestApproveSessionNotInSettings(t *testing.T) {
+	t.Parallel()
 	for _, member := range []map[string]any{
 		{"approveSession": true},
 		{"approvals": map[string]any{"approveSession": true}},

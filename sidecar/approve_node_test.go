@@ -36,6 +36,7 @@ type nodeClientOut struct {
 // without the capability is never asked, and the call waits for the queue,
 // answered here with `approve --id … --yes` as a second terminal would.
 func TestApprovalTypeScriptClient(t *testing.T) {
+	t.Parallel()
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Fatalf("node is needed for the TypeScript SDK client: %v", err)
@@ -54,6 +55,7 @@ func TestApprovalTypeScriptClient(t *testing.T) {
 	}
 	for _, mode := range []string{"accept", "decline", "none"} {
 		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
 			o, record := serverOpts(t, "sdk", approvalOptions(true, nil))
 			env, err := devsetup.Build(o)
 			if err != nil {

@@ -18,6 +18,7 @@ import (
 // keeps it off is written; edit_file on settings.json (a partial edit the executor cannot judge) is
 // refused outright.
 func TestContentRulesWithFilesystemServer(t *testing.T) {
+	t.Parallel()
 	const rules = `{
   "version": 1,
   "rules": [
@@ -46,7 +47,7 @@ func TestContentRulesWithFilesystemServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	env, err := devsetup.Build(devsetup.Options{
-		Dir: dir, Command: node, Args: []string{entry, files},
+		Dir: dir, Command: node, PassEnv: testPassEnv, Args: []string{entry, files},
 		Tools: map[string]devsetup.Tool{
 			"write_file": {Action: "provared.data.change"},
 			"edit_file":  {Action: "provared.data.change"},

@@ -83,7 +83,7 @@ func newExecutor(log *slog.Logger, set *settings.Settings, slipFP string, agent,
 		log: log, set: set, slipFP: slipFP, agent: agent, exec: exec, book: bk, ledger: bk.Ledger(), copy: cp,
 		rules: rules, rulesFP: rulesFP,
 		stoppedCh: make(chan struct{}),
-		fullAt:    fullAt, bookFullCh: make(chan struct{}),
+		fullAt:    fullAtFault(fullAt), bookFullCh: make(chan struct{}),
 	}
 	e.denials = newDenialLimiter(set.DenialsPerHour, func(n int64) {
 		if err := e.copyAppend(copylog.Line{Kind: copylog.KindDenialsFolded, Count: n}); err != nil {

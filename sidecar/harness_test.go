@@ -33,6 +33,10 @@ type harness struct {
 	stderr *syncbuf.Buffer
 }
 
+// testPassEnv is the PassEnv of the test servers: devsetup's PATH and HOME,
+// and GORACE, so that it reaches the server and the guard (see quietRaceExit).
+var testPassEnv = []string{"PATH", "HOME", "GORACE"}
+
 // serverOpts fills the command of a test server of the given kind.
 func serverOpts(t testing.TB, kind string, o devsetup.Options) (devsetup.Options, string) {
 	t.Helper()
@@ -43,6 +47,9 @@ func serverOpts(t testing.TB, kind string, o devsetup.Options) (devsetup.Options
 	o.Dir = t.TempDir()
 	record := filepath.Join(o.Dir, "server-record.jsonl")
 	o.Command = self
+	if o.PassEnv == nil {
+		o.PassEnv = testPassEnv
+	}
 	o.Env = map[string]map[string]any{
 		testServerEnv: {"value": kind},
 		recordEnv:     {"value": record},

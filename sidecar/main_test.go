@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -41,6 +43,8 @@ func TestMain(m *testing.M) {
 		runEndingServer(os.Getenv(testServerEnv))
 		return
 	}
+	quietRaceExit()
+	parallelFloor()
 	dir, err := os.MkdirTemp("", "mcp-executor-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -66,6 +70,46 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// raceExitSleep is the GORACE the processes these tests start run under
+// (the executor, its guard, the test servers, verify and compare), unless
+// GORACE is set already. Without it every race-built process sleeps a
+// second at exit (the race detector's default atexit_sleep_ms=1000, a grace
+// for other threads to finish a report), several times per end-to-end test.
+// The detector stays on in every process; a race found still fails the test.
+const raceExitSleep = "atexit_sleep_ms=50"
+
+// quietRaceExit sets GORACE for the child processes (this process read its
+// own GORACE at start-up and keeps it).
+func quietRaceExit() {
+	if _, set := os.LookupEnv("GORACE"); set {
+		return
+	}
+	if err := os.Setenv("GORACE", raceExitSleep); err != nil {
+		fmt.Fprintln(os.Stderr, "sidecar tests: setting GORACE:", err)
+		os.Exit(1)
+	}
+}
+
+// minParallel is the fewest tests run side by side here unless -parallel
+// says otherwise: the end-to-end tests mostly wait on their processes (the
+// executor, its server, node), so more of them than cores fit at once.
+const minParallel = 4
+
+// parallelFloor raises -test.parallel to minParallel when it was not set
+// on the command line.
+func parallelFloor() {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if set || runtime.GOMAXPROCS(0) >= minParallel {
+		return
+	}
+	if err := flag.Set("test.parallel", strconv.Itoa(minParallel)); err != nil {
+		fmt.Fprintln(os.Stderr, "sidecar tests: setting -test.parallel:", err)
+		os.Exit(1)
+	}
 }
 
 // recordingStdin copies every line the server reads to the record file.

@@ -4,12 +4,18 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"io"
+	"log"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -63,7 +69,7 @@ func newMultiEnv(t *testing.T, httpURL string) *multiEnv {
 	if err := json.Unmarshal(raw, &set); err != nil {
 		t.Fatal(err)
 	}
-	passEnv := []string{"PATH", "HOME"}
+	passEnv := testPassEnv
 	servers := map[string]any{
 		"fs": map[string]any{"command": node, "args": []string{fsEntry, data}, "passEnv": passEnv},
 		"ev": map[string]any{"command": node, "args": []string{evEntry, "stdio"}, "passEnv": passEnv},
@@ -204,6 +210,7 @@ func (m *multiEnv) copyLines(t *testing.T) []copylog.Line {
 // rule, a refuse rule, a redacted secret that reaches the server whole,
 // and the stub naming the server.
 func TestMultiServersTypeScriptClient(t *testing.T) {
+	t.Parallel()
 	m := newMultiEnv(t, "")
 	secret := "sk-proj-" + strings.Repeat("Ab1", 12)
 	content := "config\napi_key=" + secret + "\n"
@@ -296,11 +303,13 @@ func TestMultiServersTypeScriptClient(t *testing.T) {
 	}
 }
 
-// The fourth fs.search_files in a minute is refused by its quota, and the
-// windows are restored from the copy at a restart. The window's passing is
-// passing of the window is tested in policy_test.go (TestQuotaRestore), on
-// sent lines dated 61 and 30 seconds ago.
+// The fourth fs.search_files in a minute is refused by its quota, still
+// after a restart (the window is counted from the copy), and allowed again
+// once the minute of the oldest call has passed, by the copy's own dates.
+// This is the one test that waits for a window to pass (up to a minute, on
+// a deadline read from the copy); it runs beside the others.
 func TestMultiServersQuota(t *testing.T) {
+	t.Parallel()
 	m := newMultiEnv(t, "")
 	search := step{Op: "call", Name: "fs.search_files", Args: map[string]any{"path": m.data, "pattern": "a"}}
 	res, _ := m.run(t, search, search, search, search)
@@ -313,27 +322,82 @@ func TestMultiServersQuota(t *testing.T) {
 	if !r.IsError || r.Meta["red.prova/refused"] != "quota" || !strings.Contains(r.text(), "quota fs.search_files: 3 per minute used; retry after") {
 		t.Fatalf("the fourth search: %+v", r)
 	}
-	// A restart within the minute: still refused.
+	// The window frees when the oldest of the three sent calls, as the
+	// copy dates it, is a minute old.
+	var sent []time.Time
+	for _, ln := range m.copyLines(t) {
+		if ln.Kind == copylog.KindSent && ln.Tool == "fs.search_files" {
+			sent = append(sent, ln.When)
+		}
+	}
+	if len(sent) != 3 {
+		t.Fatalf("%d sent lines of fs.search_files in the copy, want 3", len(sent))
+	}
+	free := slices.MinFunc(sent, time.Time.Compare).Add(time.Minute)
+
+	// A restart within the minute: still refused, and the retry-after is
+	// the time left until free (rounded up to a second) as of the refusal.
+	before := time.Now()
 	res, _ = m.run(t, search)
+	after := time.Now()
 	if !res[0].IsError || res[0].Meta["red.prova/refused"] != "quota" {
 		t.Fatalf("after a restart within the minute: %+v", res[0])
 	}
+	retry := retryAfter(t, res[0].text())
+	if after.Add(retry).Before(free) || before.Add(retry).After(free.Add(time.Second)) {
+		t.Fatalf("retry after %s, refused between %s and %s; the window frees at %s (the copy's oldest call and a minute)",
+			retry, before.Format(time.RFC3339Nano), after.Format(time.RFC3339Nano), free.Format(time.RFC3339Nano))
+	}
+
+	// After the window, a new executor (restored from the same copy)
+	// allows the call.
+	time.Sleep(time.Until(free))
+	res, _ = m.run(t, search)
+	if res[0].IsError {
+		t.Fatalf("after the window passed: %+v", res[0])
+	}
 	m.checkRecords(t)
-	if u := m.report(t).tool("fs.search_files"); u.Calls != 5 || u.Allowed != 3 || u.Refused["quota"] != 2 || u.Server.P99 <= 0 {
+	if u := m.report(t).tool("fs.search_files"); u.Calls != 6 || u.Allowed != 4 || u.Refused["quota"] != 2 || u.Server.P99 <= 0 {
 		t.Errorf("report fs.search_files: %+v", u)
 	}
 }
 
-// The everything server over streamable HTTP behind the executor, beside
-// a stdio server, with its receipts.
-func TestMultiServersHTTP(t *testing.T) {
-	node, evEntry := npmServer(t, "server-everything")
+// retryAfter reads the duration of a quota refusal's "retry after 41s".
+func retryAfter(t *testing.T, text string) time.Duration {
+	t.Helper()
+	_, rest, ok := strings.Cut(text, "retry after ")
+	if !ok {
+		t.Fatalf("no retry-after in %q", text)
+	}
+	if i := strings.IndexFunc(rest, func(r rune) bool { return r == ' ' || r == ';' || r == '\n' || r == ')' }); i >= 0 {
+		rest = rest[:i]
+	}
+	d, err := time.ParseDuration(strings.TrimSuffix(rest, "."))
+	if err != nil || d <= 0 {
+		t.Fatalf("the retry-after of %q: %v", text, err)
+	}
+	return d
+}
+
+// freePort is a TCP port of 127.0.0.1 that was free a moment ago.
+func freePort(t *testing.T) string {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-	l.Close()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return port
+}
+
+// startEverythingHTTP starts the everything server in streamable HTTP mode
+// on port and waits until it listens; stop ends it (also at the test's end).
+func startEverythingHTTP(t *testing.T, port string) (stop func()) {
+	t.Helper()
+	node, evEntry := npmServer(t, "server-everything")
 	srv := exec.Command(node, evEntry, "streamableHttp")
 	srv.Env = append(os.Environ(), "PORT="+port)
 	errPipe, err := srv.StderrPipe()
@@ -343,14 +407,16 @@ func TestMultiServersHTTP(t *testing.T) {
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
+	var once sync.Once
+	stop = func() { once.Do(func() { _ = srv.Process.Kill(); _ = srv.Wait() }) }
+	t.Cleanup(stop)
 	ready := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(errPipe)
-		once := false
+		seen := false
 		for sc.Scan() {
-			if !once && strings.Contains(sc.Text(), "listening on port") {
-				once = true
+			if !seen && strings.Contains(sc.Text(), "listening on port") {
+				seen = true
 				close(ready)
 			}
 		}
@@ -360,6 +426,15 @@ func TestMultiServersHTTP(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the everything server did not start listening within 30s")
 	}
+	return stop
+}
+
+// The everything server over streamable HTTP behind the executor, beside
+// a stdio server, with its receipts.
+func TestMultiServersHTTP(t *testing.T) {
+	t.Parallel()
+	port := freePort(t)
+	startEverythingHTTP(t, port)
 	m := newMultiEnv(t, "http://127.0.0.1:"+port+"/mcp")
 	res, _ := m.run(t,
 		step{Op: "list"},
@@ -382,21 +457,59 @@ func TestMultiServersHTTP(t *testing.T) {
 		t.Errorf("ev.echo: %+v", r)
 	}
 	receipts := 0
+	servers := map[string]string{}
 	for _, ln := range m.copyLines(t) {
-		if ln.Kind == copylog.KindReceipt {
+		switch ln.Kind {
+		case copylog.KindReceipt:
 			receipts++
+		case copylog.KindSent:
+			for _, d := range ln.Details {
+				if d.Name == receipt.LabelServer {
+					servers[ln.Tool] = d.SHA256
+				}
+			}
 		}
 	}
 	if receipts != 2 {
 		t.Errorf("%d receipts in the copy, want 2", receipts)
 	}
+	if servers["web.echo"] != canon.Fingerprint([]byte("web")) || servers["ev.echo"] != canon.Fingerprint([]byte("ev")) {
+		t.Errorf("the stubs do not name their servers under %s: %v", receipt.LabelServer, servers)
+	}
 	m.checkRecords(t)
+	// `tools` lists the HTTP server's tools with its annotations too.
+	out, err := exec.Command(executorBin, "tools", "--config", m.env.SettingsPath, "--json").Output()
+	if err != nil {
+		t.Fatalf("tools: %v\n%s", err, out)
+	}
+	var listed struct {
+		Tools []struct {
+			Name, Server, Decision string
+			Annotations            map[string]any
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(out, &listed); err != nil {
+		t.Fatal(err)
+	}
+	found = false
+	for _, tl := range listed.Tools {
+		if tl.Name == "web.echo" {
+			found = true
+			if tl.Server != "web" || tl.Decision != "allow" || tl.Annotations["readOnlyHint"] != true {
+				t.Errorf("tools: web.echo %+v", tl)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("tools lacks web.echo: %s", out)
+	}
 }
 
 // `tools --json` starts both servers and shows their annotations beside
 // the decision and the rule; a destructive tool allowed without approval
 // is warned about.
 func TestMultiServersToolsCommand(t *testing.T) {
+	t.Parallel()
 	m := newMultiEnv(t, "")
 	out, err := exec.Command(executorBin, "tools", "--config", m.env.SettingsPath, "--json").Output()
 	if err != nil {
@@ -499,17 +612,20 @@ func (m *multiEnv) report(t *testing.T) *usageReport {
 	return r
 }
 
-// A write_file held for approval: the queue file a person reads shows the
-// fake key redacted (a token the copy's salt verifies), the server gets
-// the content whole once approved, and report and the logs never show it.
+// A write_file held for approval: the queue file a person reads and the
+// elicitation the agent's client is asked show the fake key redacted (a
+// token the copy's salt verifies), the server gets the content whole once
+// approved, and report and the logs never show it.
 func TestMultiServersRedactedApproval(t *testing.T) {
+	t.Parallel()
 	m := newMultiEnv(t, "")
 	editSettings(t, m.env.SettingsPath, func(set map[string]any) {
 		set["tools"].(map[string]any)["fs.write_file"].(map[string]any)["approve"] = true
 	})
 	secret := "sk-proj-" + strings.Repeat("Zq9", 12)
 	content := "token file\napi_key=" + secret + "\n"
-	plan, _ := json.Marshal(map[string]any{"steps": []step{{Op: "call", Name: "fs.write_file",
+	asked := filepath.Join(t.TempDir(), "asked.jsonl")
+	plan, _ := json.Marshal(map[string]any{"elicitTo": asked, "steps": []step{{Op: "call", Name: "fs.write_file",
 		Args: map[string]any{"path": filepath.Join(m.data, "key.txt"), "content": content}}}})
 	planPath := filepath.Join(t.TempDir(), "plan.json")
 	if err := os.WriteFile(planPath, plan, 0o600); err != nil {
@@ -528,6 +644,23 @@ func TestMultiServersRedactedApproval(t *testing.T) {
 	shown := string(f.Arguments)
 	if strings.Contains(shown, secret) || !strings.Contains(shown, "[REDACTED:") {
 		t.Fatalf("the approval request shows %s", shown)
+	}
+	// The elicitation the client got names the request and shows the
+	// arguments as the queue file does.
+	var question string
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if b, err := os.ReadFile(asked); err == nil && bytes.HasSuffix(b, []byte("\n")) {
+			if err := json.Unmarshal(bytes.TrimSpace(b), &question); err != nil {
+				t.Fatalf("the client's record of the elicitation %q: %v", b, err)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the client was not asked within 20s; stderr:\n%s", stderr.String())
+		}
+	}
+	if strings.Contains(question, secret) || !strings.Contains(question, "[REDACTED:") || !strings.Contains(question, f.ID) {
+		t.Fatalf("the elicitation asks %q", question)
 	}
 	files, _ := filepath.Glob(filepath.Join(queueDir(h), "*"))
 	for _, p := range files {
@@ -564,6 +697,9 @@ func TestMultiServersRedactedApproval(t *testing.T) {
 	if salt == nil || !redact.Verify(salt, secret, shown[i:i+j+1]) {
 		t.Errorf("the token %s is not the secret's under the copy's salt", shown[i:i+j+1])
 	}
+	if !strings.Contains(question, shown[i:i+j+1]) {
+		t.Errorf("the elicitation %q does not show the token %s", question, shown[i:i+j+1])
+	}
 	rep := m.report(t)
 	if strings.Contains(string(rep.raw), secret) {
 		t.Error("report shows the secret")
@@ -577,6 +713,7 @@ func TestMultiServersRedactedApproval(t *testing.T) {
 // `tools` exits 1 and names the server that cannot start, and still lists
 // the others.
 func TestMultiServersToolsCommandServerFails(t *testing.T) {
+	t.Parallel()
 	m := newMultiEnv(t, "")
 	falseBin, err := exec.LookPath("false")
 	if err != nil {
@@ -594,6 +731,7 @@ func TestMultiServersToolsCommandServerFails(t *testing.T) {
 // With the single "server" form, `tools` lists the tools under their own
 // names, decided by exact and glob rules alike.
 func TestToolsCommandSingleServer(t *testing.T) {
+	t.Parallel()
 	node, entry := npmServer(t, "server-everything")
 	env, err := devsetup.Build(devsetup.Options{
 		Dir: t.TempDir(), Command: node, Args: []string{entry, "stdio"},
@@ -619,4 +757,243 @@ func TestToolsCommandSingleServer(t *testing.T) {
 	if got["echo"] != "allow exact" || got["get-sum"] != "allow glob:get-*" {
 		t.Fatalf("tools: %v", got)
 	}
+}
+
+// hostileMCP is an HTTP tool server that answers initialize and
+// tools/list as MCP asks and each tool call wrongly: web.otherid under
+// another id, web.dup with a duplicate member, web.big with an answer over
+// 16 MiB. It is written here because no real server misbehaves on purpose.
+// auth gets the Authorization header of every request.
+func hostileMCP(auth func(string)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth(r.Header.Get("Authorization"))
+		if r.Method == http.MethodDelete {
+			return
+		}
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if req.ID == nil {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		answer := func(result string) string {
+			return `{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":` + result + `}`
+		}
+		var body string
+		switch {
+		case req.Method == "initialize":
+			w.Header().Set("Mcp-Session-Id", "hostile-1")
+			body = answer(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"hostile","version":"1"}}`)
+		case req.Method == "tools/list":
+			body = answer(`{"tools":[{"name":"otherid","inputSchema":{"type":"object"}},{"name":"dup","inputSchema":{"type":"object"}},{"name":"big","inputSchema":{"type":"object"}}]}`)
+		case req.Params.Name == "otherid":
+			body = `{"jsonrpc":"2.0","id":"not-yours","result":{"content":[]}}`
+		case req.Params.Name == "dup":
+			body = `{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":{"content":[],"content":[]}}`
+		case req.Params.Name == "big":
+			body = answer(`{"content":[{"type":"text","text":"` + strings.Repeat("a", 17<<20) + `"}]}`)
+		default:
+			body = `{"jsonrpc":"2.0","id":` + string(req.ID) + `,"error":{"code":-32601,"message":"no such method"}}`
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, body)
+	})
+}
+
+// A misbehaving HTTP server behind the executor: each bad answer ends its
+// call at once with an error the client sees and a receipt (verify and
+// compare pass); the server's answer under another id is dropped; a server
+// whose certificate does not verify is refused (`tools` says so). Every
+// request carries the header read from its secret file.
+func TestMultiServersHostileHTTP(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	auths := map[string]int{}
+	srv := httptest.NewServer(hostileMCP(func(a string) { mu.Lock(); auths[a]++; mu.Unlock() }))
+	defer srv.Close()
+	m := newMultiEnv(t, srv.URL+"/mcp")
+	if err := os.MkdirAll(filepath.Join(filepath.Dir(m.env.SettingsPath), "secrets"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(filepath.Dir(m.env.SettingsPath), "secrets", "web-token"), []byte("Bearer w3b-t0ken\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	editSettings(t, m.env.SettingsPath, func(set map[string]any) {
+		tools := set["tools"].(map[string]any)
+		delete(tools, "web.echo")
+		tools["web.*"] = map[string]any{"action": "provared.code.run"}
+		set["servers"].(map[string]any)["web"].(map[string]any)["headers"] = map[string]any{"Authorization": map[string]any{"file": "secrets/web-token"}}
+	})
+	res, stderr := m.run(t,
+		step{Op: "call", Name: "web.otherid"},
+		step{Op: "call", Name: "web.dup"},
+		step{Op: "call", Name: "web.big"},
+		step{Op: "call", Name: "ev.echo", Args: map[string]any{"message": "still here"}},
+	)
+	for i, want := range []string{"holds no answer to the request", "could not be read as a message", "over 16 MiB"} {
+		r := res[i]
+		if r.Error == "" && !r.IsError {
+			t.Errorf("step %d was answered as a success: %+v", i, r)
+		}
+		if !strings.Contains(r.Error+r.text(), want) {
+			t.Errorf("step %d: %+v, want %q in the error", i, r, want)
+		}
+	}
+	if r := res[3]; r.IsError || !strings.Contains(r.text(), "still here") {
+		t.Errorf("ev.echo after the bad answers: %+v", r)
+	}
+	if !strings.Contains(stderr, "a line from the tool server is dropped") {
+		t.Errorf("the answer under another id was not dropped and counted; stderr:\n%s", stderr)
+	}
+	receipts := 0
+	for _, ln := range m.copyLines(t) {
+		if ln.Kind == copylog.KindReceipt {
+			receipts++
+		}
+	}
+	if receipts != 4 {
+		t.Errorf("%d receipts in the copy, want 4", receipts)
+	}
+	mu.Lock()
+	if len(auths) != 1 || auths["Bearer w3b-t0ken"] < 5 {
+		t.Errorf("the Authorization headers the server got: %v, want Bearer w3b-t0ken on every request", auths)
+	}
+	mu.Unlock()
+	m.checkRecords(t)
+
+	tlsSrv := httptest.NewUnstartedServer(hostileMCP(func(string) {}))
+	tlsSrv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes
+	tlsSrv.StartTLS()
+	defer tlsSrv.Close()
+	editSettings(t, m.env.SettingsPath, func(set map[string]any) {
+		set["servers"].(map[string]any)["web"].(map[string]any)["url"] = tlsSrv.URL + "/mcp"
+	})
+	out, code := runExecutor(t, "tools", "--config", m.env.SettingsPath)
+	if code != 1 || !strings.Contains(out, "tool server web could not be listed") || !strings.Contains(out, "TLS certificate did not verify") {
+		t.Fatalf("tools in front of a server whose certificate does not verify exits %d:\n%s", code, out)
+	}
+}
+
+// With "namespaceSeparator": "__" (for clients that refuse dots) the
+// listing, the rules and the routing use it.
+func TestMultiServersUnderscoreSeparator(t *testing.T) {
+	t.Parallel()
+	m := newMultiEnv(t, "")
+	editSettings(t, m.env.SettingsPath, func(set map[string]any) {
+		set["namespaceSeparator"] = "__"
+		tools := map[string]any{}
+		for name, rule := range set["tools"].(map[string]any) {
+			tools[strings.Replace(name, ".", "__", 1)] = rule
+		}
+		set["tools"] = tools
+	})
+	res, _ := m.run(t,
+		step{Op: "list"},
+		step{Op: "call", Name: "fs__read_text_file", Args: map[string]any{"path": filepath.Join(m.data, "b.txt")}},
+		step{Op: "call", Name: "ev__echo", Args: map[string]any{"message": "under two underscores"}},
+		step{Op: "call", Name: "fs__move_file", Args: map[string]any{"source": filepath.Join(m.data, "a.txt"), "destination": filepath.Join(m.data, "c.txt")}},
+	)
+	if len(res[0].Tools) < 10 {
+		t.Fatalf("tools/list: %+v", res[0])
+	}
+	for _, tl := range res[0].Tools {
+		if !strings.HasPrefix(tl.Name, "fs__") && !strings.HasPrefix(tl.Name, "ev__") || strings.Contains(tl.Name, ".") {
+			t.Errorf("tool %q is not named <server>__<tool>", tl.Name)
+		}
+	}
+	if r := res[1]; r.IsError || !strings.Contains(r.text(), "hello from b.txt") {
+		t.Errorf("fs__read_text_file (glob fs__read_*): %+v", r)
+	}
+	if r := res[2]; r.IsError || !strings.Contains(r.text(), "under two underscores") {
+		t.Errorf("ev__echo: %+v", r)
+	}
+	if r := res[3]; !r.IsError || r.Meta["red.prova/refused"] != "refused-by-rule" {
+		t.Errorf("fs__move_file (refuse rule): %+v", r)
+	}
+	m.checkRecords(t)
+}
+
+// The everything server restarting behind a running executor loses the
+// executor's HTTP session: the next call to it ends at once with an error
+// naming the HTTP status and what the server said (the executor does not
+// open a new session by itself), with its receipt; the stdio servers go on.
+func TestMultiServersHTTPServerRestart(t *testing.T) {
+	t.Parallel()
+	port := freePort(t)
+	stop := startEverythingHTTP(t, port)
+	m := newMultiEnv(t, "http://127.0.0.1:"+port+"/mcp")
+	dir := t.TempDir()
+	paused, resume := filepath.Join(dir, "paused"), filepath.Join(dir, "resume")
+	plan, err := json.Marshal(map[string]any{"steps": []step{
+		{Op: "call", Name: "web.echo", Args: map[string]any{"message": "before"}},
+		{Op: "signal", Name: paused},
+		{Op: "waitFile", Name: resume},
+		{Op: "call", Name: "web.echo", Args: map[string]any{"message": "after"}},
+		{Op: "call", Name: "ev.echo", Args: map[string]any{"message": "stdio goes on"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	planPath := filepath.Join(dir, "plan.json")
+	if err := os.WriteFile(planPath, plan, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	node, _ := npmServer(t, "server-filesystem")
+	client, _ := filepath.Abs(filepath.Join("..", "testdata", "multi", "client.mjs"))
+	cmd := exec.Command(node, client, planPath, executorBin, "stdio", "--config", m.env.SettingsPath)
+	var stdout, stderr syncbuf.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(paused); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the client did not reach the pause within 30s; stderr:\n%s", stderr.String())
+		}
+	}
+	stop()
+	startEverythingHTTP(t, port)
+	if err := os.WriteFile(resume, []byte("go\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("the client: %v\nstderr:\n%s", err, stderr.String())
+	}
+	var out struct {
+		Steps []stepResult `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(stdout.String()), &out); err != nil || len(out.Steps) != 5 {
+		t.Fatalf("the client printed %s (%v)", stdout.String(), err)
+	}
+	if r := out.Steps[0]; r.IsError || !strings.Contains(r.text(), "before") {
+		t.Errorf("web.echo before the restart: %+v", r)
+	}
+	if r := out.Steps[3]; !strings.Contains(r.Error, "the HTTP tool server answered 400 Bad Request (it says: Bad Request: No valid session ID provided)") {
+		t.Errorf("web.echo after the restart: %+v", r)
+	}
+	if r := out.Steps[4]; r.IsError || !strings.Contains(r.text(), "stdio goes on") {
+		t.Errorf("ev.echo after the restart: %+v", r)
+	}
+	receipts := 0
+	for _, ln := range m.copyLines(t) {
+		if ln.Kind == copylog.KindReceipt {
+			receipts++
+		}
+	}
+	if receipts != 3 {
+		t.Errorf("%d receipts in the copy, want 3", receipts)
+	}
+	m.checkRecords(t)
 }

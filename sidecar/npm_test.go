@@ -36,9 +36,10 @@ func npmServer(t *testing.T, pkg string) (node, entry string) {
 // notifications, resources and prompts pass through; an unlisted tool
 // (get-env, which would show the server's environment) is refused.
 func TestNPMEverythingServer(t *testing.T) {
+	t.Parallel()
 	node, entry := npmServer(t, "server-everything")
 	env, err := devsetup.Build(devsetup.Options{
-		Dir: t.TempDir(), Command: node, Args: []string{entry, "stdio"},
+		Dir: t.TempDir(), Command: node, PassEnv: testPassEnv, Args: []string{entry, "stdio"},
 		Tools: map[string]devsetup.Tool{
 			"echo":                           {Action: "provared.data.read"},
 			"get-sum":                        {Action: "provared.data.read"},
@@ -115,10 +116,11 @@ func TestNPMEverythingServer(t *testing.T) {
 // The reference filesystem server: an allowed write and read go through; a
 // write the slip does not allow is refused and never happens.
 func TestNPMFilesystemServer(t *testing.T) {
+	t.Parallel()
 	node, entry := npmServer(t, "server-filesystem")
 	files := t.TempDir()
 	env, err := devsetup.Build(devsetup.Options{
-		Dir: t.TempDir(), Command: node, Args: []string{entry, files},
+		Dir: t.TempDir(), Command: node, PassEnv: testPassEnv, Args: []string{entry, files},
 		Tools: map[string]devsetup.Tool{
 			"read_text_file": {Action: "provared.data.read"},
 			"write_file":     {Action: "provared.data.change"},

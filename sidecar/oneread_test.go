@@ -120,8 +120,10 @@ func readAnswer(t *testing.T, line string) rpcAnswer {
 // nor the mcp-go server: the server's record of what it read holds none of
 // them, and the one ordinary call after them is the only call it ran.
 func TestSmugglingNeverReachesTheServer(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"sdk", "mcpgo"} {
 		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
 			h := startServerKind(t, kind, baseOptions())
 			h.rawInitialize()
 			for _, line := range smugglingLines {
@@ -169,6 +171,7 @@ func TestSmugglingNeverReachesTheServer(t *testing.T) {
 // A go-sdk client's call whose arguments name total and TOTAL is refused
 // at the line (-32600), not judged: nothing is sent, nothing is written.
 func TestFoldedArgumentsRefusedAtTheLine(t *testing.T) {
+	t.Parallel()
 	h := startWith(t, "sdk", baseOptions())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -208,6 +211,7 @@ var spoofLines = []string{
 // the client gets the call's real answer, then the next answer it asked
 // for; each dropped line is logged by size and SHA-256 only.
 func TestSpoofedAnswersNeverReachTheClient(t *testing.T) {
+	t.Parallel()
 	o := baseOptions()
 	o.Tools["spoof"] = devsetup.Tool{Action: "provared.data.read"}
 	h := startWith(t, "raw", o)
@@ -256,6 +260,7 @@ var unreadableToolLists = map[string]string{
 // id the executor can read (half a line, a batch, not JSON) answer nothing:
 // the client gets nothing from them.
 func TestUnreadableToolsListShowsNoHiddenTool(t *testing.T) {
+	t.Parallel()
 	h := startWith(t, "raw", baseOptions())
 	for _, c := range []struct {
 		cursor   string
@@ -285,42 +290,47 @@ func TestUnreadableToolsListShowsNoHiddenTool(t *testing.T) {
 }
 
 // A call followed at once by the end of the client's input is delivered
-// to the server and answered before the server's input is closed, 50 runs
-// in a row: the client gets the server's answer, the server read the
+// to the server and answered before the server's input is closed, in each
+// of 50 runs: the client gets the server's answer, the server read the
 // call, and the stub names the server's result.
 func TestCallThenEndOfInputIsDelivered(t *testing.T) {
+	t.Parallel()
 	for run := range 50 {
 		kind := []string{"sdk", "mcpgo"}[run%2]
-		h := startServerKind(t, kind, baseOptions())
-		h.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw-client","version":"1"}}}` + "\n" +
-			`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
-			`{"jsonrpc":"2.0","id":"call","method":"tools/call","params":{"name":"echo","arguments":{"text":"last words"}}}`)
-		h.in.Close()
-		lines := readToEnd(t, h.out)
-		var answered bool
-		for _, l := range lines {
-			if a := readAnswer(t, l); string(a.ID) == `"call"` {
-				answered = a.Result != nil && !a.Result.IsError && len(a.Result.Content) == 1 && strings.Contains(a.Result.Content[0].Text, "last words")
-				if !answered {
-					t.Errorf("run %d (%s): the call was answered %s", run, kind, l)
+		// Each run is its own executor and server: runs go side by side (up to -parallel).
+		t.Run(itoa(run)+"_"+kind, func(t *testing.T) {
+			t.Parallel()
+			h := startServerKind(t, kind, baseOptions())
+			h.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw-client","version":"1"}}}` + "\n" +
+				`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
+				`{"jsonrpc":"2.0","id":"call","method":"tools/call","params":{"name":"echo","arguments":{"text":"last words"}}}`)
+			h.in.Close()
+			lines := readToEnd(t, h.out)
+			var answered bool
+			for _, l := range lines {
+				if a := readAnswer(t, l); string(a.ID) == `"call"` {
+					answered = a.Result != nil && !a.Result.IsError && len(a.Result.Content) == 1 && strings.Contains(a.Result.Content[0].Text, "last words")
+					if !answered {
+						t.Errorf("run %d (%s): the call was answered %s", run, kind, l)
+					}
 				}
 			}
-		}
-		if !answered {
-			t.Fatalf("run %d (%s): the call got no answer; the client got %q", run, kind, lines)
-		}
-		h.exitCode()
-		if got := receivedCalls(t, h.record); len(got) != 1 || got[0] != "echo" {
-			t.Fatalf("run %d (%s): the server read the calls %v", run, kind, got)
-		}
-		stubs := entriesOf(readBook(t, h.env.BookPath), "stub")
-		if len(stubs) != 1 {
-			t.Fatalf("run %d (%s): %d stubs", run, kind, len(stubs))
-		}
-		if d := detailsOf(stubs[0].Content); d["provared.tool-result"] == "" || d["provared.error"] != "" {
-			t.Fatalf("run %d (%s): the stub names %v, want the server's result", run, kind, d)
-		}
-		h.verifyAndCompare()
+			if !answered {
+				t.Fatalf("run %d (%s): the call got no answer; the client got %q", run, kind, lines)
+			}
+			h.exitCode()
+			if got := receivedCalls(t, h.record); len(got) != 1 || got[0] != "echo" {
+				t.Fatalf("run %d (%s): the server read the calls %v", run, kind, got)
+			}
+			stubs := entriesOf(readBook(t, h.env.BookPath), "stub")
+			if len(stubs) != 1 {
+				t.Fatalf("run %d (%s): %d stubs", run, kind, len(stubs))
+			}
+			if d := detailsOf(stubs[0].Content); d["provared.tool-result"] == "" || d["provared.error"] != "" {
+				t.Fatalf("run %d (%s): the stub names %v, want the server's result", run, kind, d)
+			}
+			h.verifyAndCompare()
+		})
 	}
 }
 
@@ -374,7 +384,11 @@ func readToEnd(t *testing.T, r *bufio.Reader) []string {
 // is not said to be sent: the client gets error 1002 saying the server did
 // not get it, and the stub names that text, not an outcome of the server.
 func TestCallNotDeliveredIsNotSaidSent(t *testing.T) {
-	h := startWith(t, "closein", baseOptions())
+	t.Parallel()
+	o := baseOptions()
+	// The closein server ignores the end of its input: it is stopped after 100 ms, not the default 5 s.
+	o.Settings = map[string]any{"shutdownWait": 100}
+	h := startWith(t, "closein", o)
 	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	if got := h.recv(); !strings.Contains(got, "input closed") {
 		t.Fatalf("the server said %s", got)

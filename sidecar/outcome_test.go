@@ -48,6 +48,7 @@ func waitForCall(t *testing.T, h *harness, n int) {
 // stub's fingerprint; the stub names provared.error; the server is told the
 // call is cancelled.
 func TestTimeoutGivesNoAnswerReceipt(t *testing.T) {
+	t.Parallel()
 	o := baseOptions()
 	o.Settings = map[string]any{"timeout": 1000}
 	h := startWith(t, "sdk", o)
@@ -88,6 +89,7 @@ func TestTimeoutGivesNoAnswerReceipt(t *testing.T) {
 // The client's cancellation of a call with the server is passed on; the
 // call's stub names provared.error; a late answer is dropped.
 func TestClientCancellation(t *testing.T) {
+	t.Parallel()
 	h := startWith(t, "sdk", baseOptions())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -130,6 +132,7 @@ func TestClientCancellation(t *testing.T) {
 // The server ending mid-call: the call gets its stub and error 1002, and
 // the executor exits with the server's code.
 func TestServerExitMidCall(t *testing.T) {
+	t.Parallel()
 	h := startWith(t, "sdk", baseOptions())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -193,6 +196,7 @@ func TestMaxWaiting(t *testing.T) {
 // Calls in flight together: every one gets its stub, in the order sent,
 // and a limit counts the calls still in flight.
 func TestConcurrentCallsCountInFlight(t *testing.T) {
+	t.Parallel()
 	o := baseOptions()
 	o.Limits = []map[string]any{{"action": "provared.data.read", "count": 5}}
 	h := startWith(t, "sdk", o)

@@ -127,6 +127,7 @@ func bookLines(t *testing.T, path string) [][]string {
 }
 
 func TestPasskeyApprovalDeclineAndCancellation(t *testing.T) {
+	t.Parallel()
 	h := startWith(t, "sdk", passkeyOptions())
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -227,6 +228,7 @@ func sha256Of(b []byte) []byte {
 // with needs-approval and never reaches the server. A call no one answers
 // expires into the same refusal.
 func TestPasskeyApprovalNotGivenByAPlainYes(t *testing.T) {
+	t.Parallel()
 	o := passkeyOptions()
 	o.Settings = map[string]any{"approvals": map[string]any{"timeout": 1500}}
 	h := startWith(t, "sdk", o)
@@ -260,6 +262,7 @@ func TestPasskeyApprovalNotGivenByAPlainYes(t *testing.T) {
 // A cancellation already beside the slip at the start goes into the book
 // once (not again at the next start), and every call is refused.
 func TestPasskeyCancellationAtStart(t *testing.T) {
+	t.Parallel()
 	o, rec := serverOpts(t, "sdk", passkeyOptions())
 	env, err := devsetup.Build(o)
 	if err != nil {
@@ -300,6 +303,7 @@ func TestPasskeyCancellationAtStart(t *testing.T) {
 // at the next start with the approval kept beside the queue, on one line,
 // naming exactly the details the approval names.
 func TestPasskeyApprovedCallRecoveredAtStart(t *testing.T) {
+	t.Parallel()
 	o, rec := serverOpts(t, "sdk", passkeyOptions())
 	env, err := devsetup.Build(o)
 	if err != nil {
@@ -392,6 +396,7 @@ func writeCancellation(t *testing.T, env *devsetup.Env) {
 // and its stub goes into the book before the cancellation; the next call
 // is refused.
 func TestPasskeyCancellationAfterTheCallsInFlight(t *testing.T) {
+	t.Parallel()
 	o := passkeyOptions()
 	o.Tools["slow"] = devsetup.Tool{Action: "provared.message.send"}
 	h := startWith(t, "sdk", o)
@@ -449,6 +454,7 @@ func TestPasskeyCancellationAfterTheCallsInFlight(t *testing.T) {
 // A tool whose rule says approve, under a slip that asks for the passkey's
 // approval, is held once: the passkey's signed approval lets it through.
 func TestPasskeyApprovalOfAnApproveRule(t *testing.T) {
+	t.Parallel()
 	o := passkeyOptions()
 	o.Tools["echo"] = devsetup.Tool{Action: "provared.data.read", Approve: true}
 	h := startWith(t, "sdk", o)
@@ -480,6 +486,7 @@ func TestPasskeyApprovalOfAnApproveRule(t *testing.T) {
 // A call held for a rule's approval when the slip is cancelled is refused
 // at once, and never reaches the server.
 func TestPasskeyCancellationRefusesCallsHeldForARule(t *testing.T) {
+	t.Parallel()
 	h := startWith(t, "sdk", approvalOptions(true, nil))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -16,6 +16,7 @@ import (
 // and the copy has no line of its own for it either: one denials-folded
 // line counts them (written within a minute, or at the stop).
 func TestDenialsPerHour(t *testing.T) {
+	t.Parallel()
 	o := baseOptions()
 	o.Settings = map[string]any{"denialsPerHour": 1}
 	h := startWith(t, "sdk", o)
@@ -60,6 +61,7 @@ func TestDenialsPerHour(t *testing.T) {
 // With unlisted "forward", a call to a tool no rule names is sent on with
 // no receipt and no denial, and tools/list shows it when hideUnlisted is off.
 func TestUnlistedForward(t *testing.T) {
+	t.Parallel()
 	o := baseOptions()
 	o.Settings = map[string]any{"unlisted": "forward", "hideUnlisted": false}
 	h := startWith(t, "sdk", o)
@@ -95,6 +97,7 @@ func TestUnlistedForward(t *testing.T) {
 // multi round-trip tools/call (2026-07-28: input_required, then the retry
 // with inputResponses) is two calls with one receipt each.
 func TestDiscoverAndMultiRoundTrip(t *testing.T) {
+	t.Parallel()
 	o := baseOptions()
 	o.Tools["ask"] = devsetup.Tool{Action: "provared.data.read"}
 	h := startWith(t, "raw", o)
@@ -130,6 +133,7 @@ func TestDiscoverAndMultiRoundTrip(t *testing.T) {
 // The server's own request to the client, and the client's answer to it,
 // pass through unchanged (the server's id is the server's).
 func TestServerRequestsPassThrough(t *testing.T) {
+	t.Parallel()
 	o := baseOptions()
 	o.Tools["roots"] = devsetup.Tool{Action: "provared.data.read"}
 	h := startWith(t, "raw", o)
@@ -153,6 +157,7 @@ func TestServerRequestsPassThrough(t *testing.T) {
 // forgotten after 1,000 such pile up, the oldest first: its answer, if it
 // ever comes, answers nothing the executor waits for and is dropped.
 func TestUnansweredRequestsAreForgotten(t *testing.T) {
+	t.Parallel()
 	h := startWith(t, "raw", baseOptions())
 	// 1,000 requests the server holds, and the flush that makes 1,001.
 	const n = 1000
@@ -178,6 +183,7 @@ func TestUnansweredRequestsAreForgotten(t *testing.T) {
 // With callIdInMeta off the server sees the call's _meta as the client
 // wrote it; the stub still names the call id.
 func TestCallIDInMetaOff(t *testing.T) {
+	t.Parallel()
 	o := baseOptions()
 	o.Settings = map[string]any{"callIdInMeta": false}
 	h := startWith(t, "raw", o)
@@ -205,6 +211,7 @@ func TestCallIDInMetaOff(t *testing.T) {
 // A call whose _meta cannot take the call id (it is not an object) is sent
 // as the client wrote it, and the executor says so in its log.
 func TestCallIDInMetaNotSettable(t *testing.T) {
+	t.Parallel()
 	h := startWith(t, "raw", baseOptions())
 	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{},"_meta":5}}`)
 	h.recv()

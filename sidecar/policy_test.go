@@ -1,7 +1,10 @@
 package sidecar
 
 import (
+	"bytes"
 	"errors"
+	"log/slog"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,9 +18,9 @@ import (
 
 // The quota windows at a start are those of the copy's sent lines: calls
 // that left the window do not count, calls within it do, lines of other
-// kinds and tools without a windowed quota are not counted. (The minute
-// passing is tested here, on lines dated in the past, rather than by
-// waiting a minute in the end-to-end tests.)
+// kinds and tools without a windowed quota are not counted. (Here on
+// lines dated in the past; TestMultiServersQuota waits for a real minute
+// to pass through the binary, once.)
 func TestQuotaRestore(t *testing.T) {
 	set := &settings.Settings{
 		Tools: map[string]settings.Tool{
@@ -122,5 +125,55 @@ func TestRedactArgs(t *testing.T) {
 	}
 	if txt := e.RedactArgs([]byte("not json Bearer " + secret)); strings.Contains(string(txt), secret) {
 		t.Fatalf("RedactArgs on text = %s", txt)
+	}
+}
+
+// At a start the policy takes the copy's salt (one is written to a copy
+// that holds none, and the next start takes that one), and replaceBuiltin
+// is warned about in the log.
+func TestNewPolicySaltAndWarning(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "copy.jsonl")
+	key := bytes.Repeat([]byte{3}, 32)
+	open := func(o redact.Options) (*policy, string) {
+		t.Helper()
+		cp, err := copylog.Open(path, key, "test executor")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			if err := cp.Close(); err != nil {
+				t.Error(err)
+			}
+		}()
+		var logs bytes.Buffer
+		p, err := newPolicy(&settings.Settings{Redaction: o}, cp, slog.New(slog.NewJSONHandler(&logs, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p, logs.String()
+	}
+	p1, logs := open(redact.Options{})
+	if strings.Contains(logs, "built-in detectors") {
+		t.Errorf("warned without replaceBuiltin: %s", logs)
+	}
+	p2, logs := open(redact.Options{Extend: []string{`\bACME-[0-9]{6}\b`}, ReplaceBuiltin: true})
+	if !strings.Contains(logs, "redaction: the built-in detectors of secrets are off") || !strings.Contains(logs, `"level":"WARN"`) {
+		t.Errorf("replaceBuiltin not warned about: %s", logs)
+	}
+	if !bytes.Equal(p1.redactor.Salt(), p2.redactor.Salt()) {
+		t.Error("the second start did not take the copy's salt")
+	}
+	salts := 0
+	lines, err := copylog.ReadFile(path, key, "test executor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ln := range lines {
+		if ln.Kind == copylog.KindRedactionSalt {
+			salts++
+		}
+	}
+	if salts != 1 {
+		t.Errorf("%d salt lines in the copy, want 1", salts)
 	}
 }

@@ -45,6 +45,7 @@ func writeUnfinished(t *testing.T, env *devsetup.Env, slipFP, call string, sentA
 // (or the outcome the copy holds) and executor.written-late, countersigned
 // now. It is never sent again.
 func TestRecoveryWritesLateReceipts(t *testing.T) {
+	t.Parallel()
 	resultFP := fp(`{"content":[]}`)
 	for _, tc := range []struct {
 		name    string
@@ -55,6 +56,7 @@ func TestRecoveryWritesLateReceipts(t *testing.T) {
 		{"book could not be written", &record.Detail{Name: receipt.LabelToolResult, SHA256: resultFP}, [2]string{receipt.LabelToolResult, resultFP}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			o, record := serverOpts(t, "sdk", baseOptions())
 			env, err := devsetup.Build(o)
 			if err != nil {
@@ -115,6 +117,7 @@ func TestRecoveryWritesLateReceipts(t *testing.T) {
 // A call sent under another slip stops the start, with the instruction to
 // put that slip back for one start.
 func TestRecoveryUnderAnotherSlipStopsTheStart(t *testing.T) {
+	t.Parallel()
 	o, _ := serverOpts(t, "sdk", baseOptions())
 	env, err := devsetup.Build(o)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 // the executor:", _meta says why, a signed denial is in the book, the copy
 // has a denial line, and the server never received the call.
 func TestRefusalsNeverReachTheServer(t *testing.T) {
+	t.Parallel()
 	past := time.Now().Add(-48 * time.Hour)
 	cases := []struct {
 		name    string
@@ -63,6 +64,7 @@ func TestRefusalsNeverReachTheServer(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			o := baseOptions()
 			if tc.opts != nil {
 				tc.opts(&o)
@@ -146,6 +148,7 @@ func TestRefusalsNeverReachTheServer(t *testing.T) {
 // A tool name out of form is a JSON-RPC error (-32602): nothing is sent,
 // nothing is written.
 func TestToolNameOutOfForm(t *testing.T) {
+	t.Parallel()
 	h := startWith(t, "sdk", baseOptions())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

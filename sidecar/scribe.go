@@ -149,22 +149,22 @@ func (e *Executor) signFailed(tc *toolCall, doc record.Detail, err error) (rest 
 // one it prepared last, and only a stub that could not be written (which
 // breaks the book) can leave that place to another. broken is true when an
 // earlier stub could not be written: this one is then not appended.
-func (e *Executor) signAt(tc *toolCall, f receipt.StubFields, prep receipt.PreparedStub) (line book.Line, broken bool, err error) {
+func (e *Executor) signAt(tc *toolCall, f receipt.StubFields, prep receipt.PreparedStub) (line book.SignedStub, broken bool, err error) {
 	endSign := tc.child(spanSign)
 	line, err = prep.Sign(tc.ctx, e.agent, e.exec, time.Now().UTC())
 	endSign(err)
 	if err != nil {
-		return book.Line{}, false, err
+		return book.SignedStub{}, false, err
 	}
 	pos, err := tc.hold.Position(tc.ctx)
 	if err != nil {
-		return book.Line{}, false, err
+		return book.SignedStub{}, false, err
 	}
 	if e.bookBroken.Load() {
-		return book.Line{}, true, nil
+		return book.SignedStub{}, true, nil
 	}
 	if pos.Seq != f.Seq || pos.Seq > 0 && pos.Previous != f.Previous {
-		return book.Line{}, false, fmt.Errorf("the stub was made for place %d of the chain, but the book gives it place %d", f.Seq, pos.Seq)
+		return book.SignedStub{}, false, fmt.Errorf("the stub was made for place %d of the chain, but the book gives it place %d", f.Seq, pos.Seq)
 	}
 	return line, false, nil
 }
@@ -188,7 +188,7 @@ func (e *Executor) finishCommit(tc *toolCall, f receipt.StubFields, prep receipt
 		return
 	}
 	line.Approval = tc.approval
-	err = tc.durable(fileBook, func() error { return e.book.AppendStub(tc.hold, line) })
+	err = tc.durable(fileBook, func() error { return e.book.AppendSigned(tc.hold, line) })
 	if err != nil {
 		e.bookBroken.Store(true)
 		e.stop("the book could not be written: " + err.Error())
@@ -197,7 +197,7 @@ func (e *Executor) finishCommit(tc *toolCall, f receipt.StubFields, prep receipt
 	}
 	faultPoint("after-stub")
 	e.forgetApproval(tc)
-	stubFP := line.Stub.Fingerprint
+	stubFP := line.Fingerprint()
 	tc.decide(DecisionAllowed)
 	tc.span.SetAttributes(attribute.String(AttrStub, stubFP))
 	switch {
@@ -221,7 +221,7 @@ func (e *Executor) finishCommit(tc *toolCall, f receipt.StubFields, prep receipt
 		Outcome: &doc}); err != nil {
 		e.stop("the copy could not be written: " + err.Error())
 	}
-	e.bookAppended(tc.ctx, "stub", line)
+	e.bookAppendedSigned(tc.ctx, line)
 }
 
 // writeStub takes the reservation's place in the chain, signs and
@@ -232,14 +232,14 @@ func (e *Executor) writeStub(ctx context.Context, h *book.Reservation, f receipt
 		return "", err
 	}
 	f.Seq, f.Previous = pos.Seq, pos.Previous
-	line, err := f.Sign(ctx, e.agent, e.exec, countersignedAt)
+	line, err := f.SignLine(ctx, e.agent, e.exec, countersignedAt)
 	if err != nil {
 		return "", err
 	}
-	if err := e.book.AppendStub(h, line); err != nil {
+	if err := e.book.AppendSigned(h, line); err != nil {
 		return "", err
 	}
-	return line.Stub.Fingerprint, nil
+	return line.Fingerprint(), nil
 }
 
 // AttrStub is the span attribute naming a call's stub.

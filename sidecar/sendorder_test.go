@@ -10,6 +10,7 @@ import (
 // book (the order the client sent them), though their copy lines are
 // written together.
 func TestCallsAreSentInBookOrder(t *testing.T) {
+	t.Parallel()
 	o := baseOptions()
 	o.Settings = map[string]any{"maxWaiting": 200}
 	h := startWith(t, "raw", o)

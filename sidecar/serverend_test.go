@@ -68,6 +68,7 @@ func runEndingServer(kind string) {
 // stopped), or exited while a process it started holds its output open
 // (what is left of its process group is ended).
 func TestServerEndsItsSideMidCall(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		kind string
 		code int // the executor's exit code; -1: any

@@ -43,13 +43,10 @@ func newBoundedSigner(inner jwk.Signer, name string, timeout time.Duration, trie
 
 func (b *boundedSigner) Keys() jwk.KeySet { return b.inner.Keys() }
 
-// SignsWithOwnKeys (record.OwnKeys) is true for a key set held in this
-// process: record.Sign then trusts its signatures without checking them
-// again. A signer elsewhere (Vault Transit) is checked as each arrives.
-func (b *boundedSigner) SignsWithOwnKeys() bool {
-	_, local := b.inner.(*jwk.LocalSigner)
-	return local
-}
+// SignaturesChecked reports whether b vouches for its signatures: it hands
+// on its inner signer's signatures unchanged, so it vouches for them when
+// that signer does (record.CheckedSigner).
+func (b *boundedSigner) SignaturesChecked() bool { return record.SignaturesChecked(b.inner) }
 
 // ErrSignTimeout is the error of a signature that ran out of its time.
 var ErrSignTimeout = errors.New("the signature ran out of time (signTimeout)")
@@ -117,4 +114,4 @@ func (b *boundedSigner) once(ctx context.Context, alg string, input []byte) ([]b
 	}
 }
 
-var _ record.OwnKeys = (*boundedSigner)(nil)
+var _ record.CheckedSigner = (*boundedSigner)(nil)

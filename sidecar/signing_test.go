@@ -92,8 +92,8 @@ func TestBoundedSignerCutsAHang(t *testing.T) {
 }
 
 // A key set held in this process signs in the caller's goroutine, with no deadline to watch, and
-// says it signs with its own keys (record.Sign then trusts it); any other signer is bounded and
-// checked, whatever it wraps.
+// vouches for its signatures (record.SignChecked then trusts them); a signer wrapping it that does
+// not say so is bounded and checked.
 func TestBoundedSignerLocalKeys(t *testing.T) {
 	local := localSigner(t)
 	b := newBoundedSigner(local, "agent", time.Nanosecond, 1, nil)
@@ -103,10 +103,10 @@ func TestBoundedSignerLocalKeys(t *testing.T) {
 			t.Fatalf("a local key set under a 1ns signTimeout: %v", err)
 		}
 	}
-	if !b.SignsWithOwnKeys() {
-		t.Error("a local key set does not say it signs with its own keys")
+	if !b.SignaturesChecked() {
+		t.Error("a local key set does not vouch for its signatures")
 	}
-	if newBoundedSigner(&flakySigner{Signer: local}, "agent", time.Second, 1, nil).SignsWithOwnKeys() {
-		t.Error("a signer wrapping the local keys says it signs with its own keys")
+	if newBoundedSigner(&flakySigner{Signer: local}, "agent", time.Second, 1, nil).SignaturesChecked() {
+		t.Error("a signer wrapping the local keys vouches for its signatures")
 	}
 }

@@ -12,6 +12,7 @@ import (
 // call the moment it reads an answer, is never refused with 1001: a call's
 // place is free before its answer is written.
 func TestExactlyMaxWaitingInFlightNoRefusal(t *testing.T) {
+	t.Parallel()
 	const maxWaiting, total = settings.DefaultMaxWaiting, 400 // the default, as the issue measured it
 	h := startWith(t, "raw", baseOptions())
 	h.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)

@@ -4,15 +4,20 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"mime"
 	"net/http"
+	neturl "net/url"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
@@ -27,12 +32,22 @@ import (
 // StreamableClientTransport decodes and re-encodes every message, which
 // would lose that; hence this small client.
 //
-// TLS is Go's default: certificates verified against the system's roots.
-// The session id (Mcp-Session-Id) and protocol version of the initialize
-// answer are sent with every later request. The optional GET stream for
-// messages the server sends on its own is not opened: such a server's
-// requests and notifications reach the client only within the answers to
-// POSTs.
+// TLS is Go's default: certificates verified against the system's roots;
+// one that does not verify is refused. The session id (Mcp-Session-Id) and
+// protocol version of the initialize answer are sent with every later
+// request. The optional GET stream for messages the server sends on its own
+// is not opened: such a server's requests and notifications reach the
+// client only within the answers to POSTs.
+//
+// A hostile or broken server cannot hold a request open or leak the
+// headers: a request whose POST answer (a JSON body or an event stream)
+// holds no answer under its id is answered with a JSON-RPC error of the
+// executor's as soon as that answer ends (the messages of other ids go on to
+// the session, which drops and counts them); an answer over 16 MiB is not
+// read further; a redirect is followed only within the URL's origin
+// (scheme, host and port), so the headers never go to another host, and
+// only when it keeps the POST (307, 308); a 404
+// to a request under a session id says the session ended.
 type httpUpstream struct {
 	url     string
 	headers http.Header
@@ -58,7 +73,7 @@ type httpUpstream struct {
 
 func startHTTPUpstream(url string, order []settings.EnvVar, values map[string]string, log *slog.Logger) *httpUpstream {
 	h := &httpUpstream{url: url, headers: http.Header{}, log: log, done: make(chan struct{}),
-		client: &http.Client{Transport: http.DefaultTransport}}
+		client: &http.Client{Transport: http.DefaultTransport, CheckRedirect: sameOriginRedirect}}
 	for _, v := range order {
 		h.headers.Set(v.Name, values[v.Name])
 	}
@@ -161,42 +176,198 @@ func (h *httpUpstream) post(line []byte, m *wire.Message, init bool) {
 	resp, err := h.client.Do(req)
 	if err != nil {
 		if h.ctx.Err() == nil {
-			h.log.Warn("the HTTP tool server could not be reached", slog.String("error", err.Error()))
-			h.fail(m, "the HTTP tool server could not be reached")
+			h.log.Warn("the HTTP tool server could not be reached", slog.String("error", withoutURL(err).Error()))
+			h.fail(m, unreachable(err))
 		}
 		return
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if init {
 		if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
+			if !visibleASCII(sid) {
+				h.log.Warn("the HTTP tool server named a session id that is not visible ASCII")
+				h.fail(m, "the HTTP tool server's session id (Mcp-Session-Id) holds characters other than visible ASCII, which the transport does not allow")
+				return
+			}
 			h.sessionID = sid
 		}
 	}
 	if resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent {
+		if m.Kind == wire.KindRequest {
+			h.fail(m, "the HTTP tool server accepted the request without answering it (HTTP "+resp.Status+")")
+		}
 		return
 	}
 	if resp.StatusCode/100 != 2 {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-		h.log.Warn("the HTTP tool server answered with an HTTP error", slog.Int("status", resp.StatusCode))
-		h.fail(m, "the HTTP tool server answered "+resp.Status)
+		h.httpError(m, req, resp)
 		return
+	}
+	answered := false
+	seen := func(msg []byte) {
+		if m.Kind == wire.KindRequest && answers(msg, m.ID) {
+			answered = true
+		}
 	}
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch ct {
 	case "text/event-stream":
-		h.readEvents(resp.Body, init)
-	default:
-		body, err := io.ReadAll(io.LimitReader(resp.Body, wire.MaxLine+1))
-		if err != nil {
-			h.fail(m, "the HTTP tool server's answer could not be read")
+		if err := h.readEvents(resp.Body, init, seen); err != nil && !answered {
+			if h.ctx.Err() != nil {
+				return
+			}
+			h.log.Warn("the HTTP tool server's event stream could not be read", slog.String("error", err.Error()))
+			h.fail(m, "the HTTP tool server's event stream could not be read: "+err.Error())
 			return
 		}
-		h.emit(body, init)
+	default:
+		body, err := io.ReadAll(io.LimitReader(resp.Body, wire.MaxLine+1))
+		switch {
+		case err != nil:
+			if h.ctx.Err() != nil {
+				return
+			}
+			h.fail(m, "the HTTP tool server's answer could not be read")
+			return
+		case len(body) > wire.MaxLine:
+			h.log.Warn("the HTTP tool server's answer is over 16 MiB; not read further")
+			h.fail(m, "the HTTP tool server's answer is over 16 MiB")
+			return
+		}
+		seen(h.emit(body, init))
+	}
+	if m.Kind == wire.KindRequest && !answered {
+		h.log.Warn("the HTTP tool server's answer to a POST holds no answer under the request's id")
+		h.fail(m, "the HTTP tool server's answer holds no answer to the request (no message under its id)")
 	}
 }
 
-// readEvents hands on the data of each event of an event stream.
-func (h *httpUpstream) readEvents(body io.Reader, init bool) {
+// visibleASCII reports whether s is only characters 0x21 to 0x7E, as a
+// session id must be.
+func visibleASCII(s string) bool {
+	for i := range len(s) {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// httpError answers m, whose POST got an HTTP error status: a 404 under a
+// session id is the session's end (the transport's rule); otherwise the
+// status and the server's JSON-RPC message, when its body holds one.
+func (h *httpUpstream) httpError(m *wire.Message, req *http.Request, resp *http.Response) {
+	said := errorBodyMessage(resp.Body)
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode == http.StatusNotFound && req.Header.Get("Mcp-Session-Id") != "" {
+		h.log.Warn("the HTTP tool server no longer knows the executor's session", slog.Int("status", resp.StatusCode))
+		h.fail(m, "the HTTP tool server no longer knows the session (HTTP 404): it expired or the server restarted; restart the executor to begin a new session")
+		return
+	}
+	h.log.Warn("the HTTP tool server answered with an HTTP error", slog.Int("status", resp.StatusCode))
+	why := "the HTTP tool server answered " + resp.Status
+	if said != "" {
+		why += " (it says: " + said + ")"
+	}
+	h.fail(m, why)
+}
+
+// errorBodyMessage is the message of a JSON-RPC error in an HTTP error's
+// body (as a server answers a request under a session it does not know),
+// at most 200 characters of printable text; "" when there is none.
+func errorBodyMessage(body io.Reader) string {
+	var e struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.NewDecoder(io.LimitReader(body, 64<<10)).Decode(&e); err != nil {
+		return ""
+	}
+	msg := strings.Map(func(r rune) rune {
+		if !unicode.IsPrint(r) {
+			return ' '
+		}
+		return r
+	}, strings.TrimSpace(e.Error.Message))
+	if r := []rune(msg); len(r) > 200 {
+		msg = string(r[:200]) + "…"
+	}
+	return msg
+}
+
+// errCrossOrigin is a redirect the executor does not follow.
+var errCrossOrigin = errors.New("a redirect to another origin is not followed")
+
+// errMethodChange is a redirect (301, 302, 303) that would turn the POST
+// into a GET without its message.
+var errMethodChange = errors.New("a redirect that changes the request's method is not followed")
+
+// sameOriginRedirect follows a redirect only within the first request's
+// origin (scheme, host and port), at most 10 times: the headers (the
+// credentials among them) never go to another host. Only a redirect that
+// keeps the method and the body (307, 308) is followed.
+func sameOriginRedirect(req *http.Request, via []*http.Request) error {
+	first := via[0].URL
+	if req.URL.Scheme != first.Scheme || req.URL.Host != first.Host {
+		return fmt.Errorf("%w (to %s://%s)", errCrossOrigin, req.URL.Scheme, req.URL.Host)
+	}
+	if req.Method != via[0].Method {
+		return errMethodChange
+	}
+	if len(via) >= 10 {
+		return errors.New("more than 10 redirects")
+	}
+	return nil
+}
+
+// unreachable is the model's text for a POST that got no answer: a
+// certificate that did not verify and a redirect to another origin are
+// named as such.
+func unreachable(err error) string {
+	var cv *tls.CertificateVerificationError
+	var ua x509.UnknownAuthorityError
+	var hn x509.HostnameError
+	var ci x509.CertificateInvalidError
+	switch {
+	case errors.As(err, &cv), errors.As(err, &ua), errors.As(err, &hn), errors.As(err, &ci):
+		return "the HTTP tool server's TLS certificate did not verify, so the executor refused the connection"
+	case errors.Is(err, errCrossOrigin):
+		return "the HTTP tool server redirected the request to another origin, which the executor does not follow (the headers stay with the configured URL)"
+	case errors.Is(err, errMethodChange):
+		return "the HTTP tool server redirected the request with a status that turns it into a GET (301, 302 or 303), which the executor does not follow; set the URL the redirect names"
+	}
+	return "the HTTP tool server could not be reached"
+}
+
+// answers reports whether msg is an answer under id (a message the session
+// cannot read still answers id when its id can be found: the session ends
+// the call with it).
+func answers(msg, id []byte) bool {
+	if msg == nil {
+		return false
+	}
+	sl, err := wire.ReadServerLine(msg)
+	if err != nil {
+		var we *wire.Error
+		return errors.As(err, &we) && we.ID != nil && sameID(we.ID, id)
+	}
+	return sl.Kind == wire.KindResponse && sameID(sl.Msg.ID, id)
+}
+
+// sameID compares two JSON-RPC ids: texts by their value, numbers as written.
+func sameID(a, b []byte) bool {
+	as, aok := unquoteID(a)
+	bs, bok := unquoteID(b)
+	if aok || bok {
+		return aok && bok && as == bs
+	}
+	return bytes.Equal(a, b)
+}
+
+// readEvents hands on the data of each event of an event stream, and tells
+// seen of each message handed on. It returns the stream's read error (an
+// event over 16 MiB among them).
+func (h *httpUpstream) readEvents(body io.Reader, init bool, seen func([]byte)) error {
 	sc := bufio.NewScanner(body)
 	sc.Buffer(make([]byte, 64*1024), wire.MaxLine+1)
 	var data []byte
@@ -205,7 +376,7 @@ func (h *httpUpstream) readEvents(body io.Reader, init bool) {
 		switch {
 		case len(ln) == 0:
 			if len(data) > 0 {
-				h.emit(data, init)
+				seen(h.emit(data, init))
 				data = nil
 			}
 		case bytes.HasPrefix(ln, []byte("data:")):
@@ -213,25 +384,36 @@ func (h *httpUpstream) readEvents(body io.Reader, init bool) {
 			if data != nil {
 				data = append(data, '\n')
 			}
+			if len(data)+len(v) > wire.MaxLine {
+				return errors.New("an event is over 16 MiB")
+			}
 			data = append(data, v...)
 		}
 	}
-	if len(data) > 0 {
-		h.emit(data, init)
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return errors.New("a line of the stream is over 16 MiB")
+		}
+		return err
 	}
+	if len(data) > 0 {
+		seen(h.emit(data, init))
+	}
+	return nil
 }
 
-// emit writes one message of the server's as one line.
-func (h *httpUpstream) emit(msg []byte, init bool) {
+// emit writes one message of the server's as one line, and returns the
+// line (nil when none was written).
+func (h *httpUpstream) emit(msg []byte, init bool) []byte {
 	msg = bytes.TrimSpace(msg)
 	if len(msg) == 0 {
-		return
+		return nil
 	}
 	if bytes.ContainsAny(msg, "\r\n") {
 		var b bytes.Buffer
 		if err := json.Compact(&b, msg); err != nil {
 			h.log.Warn("a message of the HTTP tool server is not JSON; dropped", wire.LineAttr(msg))
-			return
+			return nil
 		}
 		msg = b.Bytes()
 	}
@@ -247,6 +429,7 @@ func (h *httpUpstream) emit(msg []byte, init bool) {
 	if err := h.w.WriteLine(msg); err != nil && !errors.Is(err, io.ErrClosedPipe) {
 		h.log.Warn("handing on a message of the HTTP tool server", slog.String("error", err.Error()))
 	}
+	return msg
 }
 
 // fail answers a request the server did not answer with a JSON-RPC error
@@ -258,4 +441,14 @@ func (h *httpUpstream) fail(m *wire.Message, why string) {
 	if err := h.w.WriteLine(wire.ErrorLine(m.ID, wire.CodeInternalError, why, nil)); err != nil && !errors.Is(err, io.ErrClosedPipe) {
 		h.log.Warn("handing on an HTTP failure", slog.String("error", strings.TrimSpace(err.Error())))
 	}
+}
+
+// withoutURL is err without the address it names (*url.Error): the
+// settings' URL may carry a token in its query, and logs hold no secret.
+func withoutURL(err error) error {
+	var ue *neturl.Error
+	if errors.As(err, &ue) {
+		return fmt.Errorf("%s: %w", ue.Op, ue.Err)
+	}
+	return err
 }

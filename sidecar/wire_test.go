@@ -9,6 +9,7 @@ import (
 // The answer to the client is the server's own bytes with the client's id
 // spliced in: spacing, member order, number spellings and escapes stay.
 func TestIDSplicingKeepsServerBytes(t *testing.T) {
+	t.Parallel()
 	h := startWith(t, "raw", baseOptions())
 	h.send(`{"jsonrpc":"2.0","id":"init-1","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
 	if got := h.recv(); !strings.Contains(got, `"id":"init-1"`) {
@@ -58,6 +59,7 @@ func TestIDSplicingKeepsServerBytes(t *testing.T) {
 // error and go no further; notifications outside notifications/… are
 // dropped.
 func TestStrictLinesGoNoFurther(t *testing.T) {
+	t.Parallel()
 	h := startWith(t, "raw", baseOptions())
 	cases := []struct {
 		line string

@@ -34,29 +34,31 @@ func (f StubFields) Prepare() (PreparedStub, error) {
 // Sign signs the prepared stub with the agent's keys and, at the same time
 // (the countersignature names only the stub's fingerprint), countersigns it
 // with the executor's keys dated countersignedAt: one book line, as
-// [StubFields.Sign] makes it.
-func (p PreparedStub) Sign(ctx context.Context, agent, executor jwk.Signer, countersignedAt time.Time) (book.Line, error) {
+// [StubFields.SignLine] makes it (each record signed once with
+// record.SignChecked, for Book.AppendSigned). Set Approval on the result
+// for a held call.
+func (p PreparedStub) Sign(ctx context.Context, agent, executor jwk.Signer, countersignedAt time.Time) (book.SignedStub, error) {
 	type result struct {
-		rec *record.Record
+		rec record.Signed
 		err error
 	}
 	csDone := make(chan result, 1)
 	go func() {
-		cs, err := record.Sign(ctx, record.Kind("countersignature"), countersignatureContent(p.Fingerprint, countersignedAt), executor)
+		cs, err := record.SignChecked(ctx, record.Countersignature, countersignatureContent(p.Fingerprint, countersignedAt), executor)
 		csDone <- result{cs, err}
 	}()
-	stub, err := record.Sign(ctx, record.Kind("stub"), p.Content, agent)
+	stub, err := record.SignChecked(ctx, record.Stub, p.Content, agent)
 	cs := <-csDone
 	if err != nil {
-		return book.Line{}, fmt.Errorf("signing the stub: %w", err)
+		return book.SignedStub{}, fmt.Errorf("signing the stub: %w", err)
 	}
-	if stub.Fingerprint != p.Fingerprint {
-		return book.Line{}, errors.New("signing the stub: the signed content is not the prepared one")
+	if stub.Fingerprint() != p.Fingerprint {
+		return book.SignedStub{}, errors.New("signing the stub: the signed content is not the prepared one")
 	}
 	if cs.err != nil {
-		return book.Line{}, fmt.Errorf("countersigning the stub: %w", cs.err)
+		return book.SignedStub{}, fmt.Errorf("countersigning the stub: %w", cs.err)
 	}
-	return book.Line{Stub: stub, Countersignature: cs.rec}, nil
+	return book.SignedStub{Stub: stub, Countersignature: cs.rec}, nil
 }
 
 // countersignatureContent is the content of the executor's countersignature

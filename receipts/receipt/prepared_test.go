@@ -33,13 +33,19 @@ func TestPreparedStub(t *testing.T) {
 		t.Fatalf("second content: %v", second.Content)
 	}
 	for _, p := range []PreparedStub{second, first} { // signed in either order
-		line, err := p.Sign(context.Background(), agent, exec, when.Add(time.Second))
+		signed, err := p.Sign(context.Background(), agent, exec, when.Add(time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if line.Stub.Fingerprint != p.Fingerprint {
-			t.Errorf("stub fingerprint %s, prepared %s", line.Stub.Fingerprint, p.Fingerprint)
+		if signed.Fingerprint() != p.Fingerprint {
+			t.Errorf("stub fingerprint %s, prepared %s", signed.Fingerprint(), p.Fingerprint)
 		}
+		if b1, err := signed.Bytes(); err != nil {
+			t.Fatal(err)
+		} else if b2, err := signed.Line().Bytes(); err != nil || string(b1) != string(b2) {
+			t.Errorf("the signed line's bytes differ from its records' (%v)", err)
+		}
+		line := signed.Line()
 		if err := record.VerifyHybrid(line.Stub, agent.Keys()); err != nil {
 			t.Errorf("stub: %v", err)
 		}

@@ -7,7 +7,7 @@
 // MODE: "accept" (declares elicitation, says yes), "decline" (declares it,
 // says no), "none" (declares no elicitation: never asked).
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const [executor, config, mode, tool, argsJSON] = process.argv.slice(2);
@@ -23,7 +23,13 @@ if (mode !== "none") {
     return { action: "decline" };
   });
 }
-const transport = new StdioClientTransport({ command: executor, args: ["stdio", "--config", config], stderr: "inherit" });
+// The SDK's default environment for the executor, and GORACE when the tests
+// set it (a race-built executor otherwise sleeps a second at exit).
+const env = getDefaultEnvironment();
+if (process.env.GORACE !== undefined) {
+  env.GORACE = process.env.GORACE;
+}
+const transport = new StdioClientTransport({ command: executor, args: ["stdio", "--config", config], env, stderr: "inherit" });
 await client.connect(transport);
 const result = await client.callTool({ name: tool, arguments: JSON.parse(argsJSON) }, undefined, { timeout: 60000 });
 process.stdout.write(JSON.stringify({ result, asked, version: transport._protocolVersion ?? null }) + "\n");

@@ -443,3 +443,32 @@ func BenchmarkTextMiB(b *testing.B) {
 		r.Text(s)
 	}
 }
+
+// extend and extendKeys beside the built-in detectors: each redacts what it
+// names and leaves alike-looking text alone.
+func TestOptionsBesideBuiltins(t *testing.T) {
+	r := newTest(t, Options{Extend: []string{`\bACME-[0-9]{6}\b`}, ExtendKeys: []string{"client_secret", "X-Team"}})
+	for _, tc := range []struct{ name, in, want string }{
+		{"extend", "ticket ACME-123456", "ticket " + tok(KindCustom, "ACME-123456")},
+		{"extend, one digit short (false)", "ticket ACME-12345", "ticket ACME-12345"},
+		{"extend, inside a longer word (false)", "ticket ACME-1234567", "ticket ACME-1234567"},
+		{"extendKeys pair", "client_secret=zz9top", "client_secret=" + tok(KindPassword, "zz9top")},
+		{"extendKeys folds case", "x-team: blue", "x-team: " + tok(KindPassword, "blue")},
+		{"extendKeys as a part of another key (false)", "client_secretary=Jane", "client_secretary=Jane"},
+		{"extendKeys word without a value (false)", "the client_secret is rotated", "the client_secret is rotated"},
+		{"built-ins still on", "key " + fakeOpenAI, "key " + tok(KindOpenAI, fakeOpenAI)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := r.Text(tc.in); got != tc.want {
+				t.Fatalf("Text(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
+	}
+	out, err := r.JSON([]byte(`{"X-TEAM":"blue","client_secret":{"v":1},"team":"red"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"X-TEAM":"` + tok(KindKey, "blue") + `","client_secret":"` + tok(KindKey, `{"v":1}`) + `","team":"red"}`; string(out) != want {
+		t.Errorf("JSON = %s\nwant %s", out, want)
+	}
+}
