@@ -279,7 +279,7 @@ func (h *httpUpstream) httpError(m *wire.Message, req *http.Request, resp *http.
 	ended := sessionEnded(req, resp.StatusCode, said)
 	if resp.StatusCode == http.StatusNotFound && ended {
 		h.log.Warn("the HTTP tool server no longer knows the executor's session", slog.Int("status", resp.StatusCode))
-		h.fail(m, "the HTTP tool server no longer knows the session (HTTP 404): it expired or the server restarted; "+h.sess.ended())
+		h.fail(m, "the HTTP tool server no longer knows the session (HTTP 404): it expired or the server restarted; "+h.sessionGone(req))
 		return
 	}
 	h.log.Warn("the HTTP tool server answered with an HTTP error", slog.Int("status", resp.StatusCode), slog.Bool("sessionEnded", ended))
@@ -288,7 +288,7 @@ func (h *httpUpstream) httpError(m *wire.Message, req *http.Request, resp *http.
 		why += " (it says: " + said + ")"
 	}
 	if ended {
-		why += "; the executor takes it as the session's end: " + h.sess.ended()
+		why += "; the executor takes it as the session's end: " + h.sessionGone(req)
 	}
 	h.fail(m, why)
 }

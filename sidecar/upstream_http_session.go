@@ -88,13 +88,20 @@ func (s *httpSession) answered() {
 	s.mu.Unlock()
 }
 
-// ended notes the session's end and returns what the model's text says of
-// it.
-func (s *httpSession) ended() string {
+// sessionGone notes that the session req was sent under ended, and
+// returns what the model's text says of it. A request that was in flight
+// while a new session began ends the old one only: the new one stands.
+func (h *httpUpstream) sessionGone(req *http.Request) string {
+	h.mu.RLock()
+	current := h.sessionID == req.Header.Get("Mcp-Session-Id")
+	h.mu.RUnlock()
+	s := &h.sess
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.stale = true
-	if s.renewals >= maxSessionRenewals {
+	if current {
+		s.stale = true
+	}
+	if s.stale && s.renewals >= maxSessionRenewals {
 		return gaveUpText
 	}
 	return "this request was not sent again; the executor begins a new session for the next one"

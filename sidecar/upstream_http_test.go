@@ -694,3 +694,66 @@ func TestHTTPUpstreamNewSessionRefused(t *testing.T) {
 		}
 	}
 }
+
+// heldServer holds the POST of request x-2 until release is closed, then
+// serves it as next does.
+type heldServer struct {
+	next    http.Handler
+	arrived chan struct{}
+	release chan struct{}
+}
+
+func (h *heldServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	if strings.Contains(string(body), `"id":"x-2"`) {
+		close(h.arrived)
+		<-h.release
+	}
+	r.Body = io.NopCloser(strings.NewReader(string(body)))
+	h.next.ServeHTTP(w, r)
+}
+
+// A new session does not wait for a request in flight under the old one;
+// when that request then meets the old session's end, the new session
+// stands (no second one is begun).
+func TestHTTPUpstreamNewSessionInFlight(t *testing.T) {
+	f := &forgetfulServer{live: map[string]bool{}, status: http.StatusNotFound}
+	held := &heldServer{next: f, arrived: make(chan struct{}), release: make(chan struct{})}
+	srv := httptest.NewServer(held)
+	defer srv.Close()
+	p := startHTTPPeer(t, srv.URL, nil)
+	p.send(t, httpInit)
+	p.next(t)
+	p.send(t, callLine("x-2"))
+	select {
+	case <-held.arrived:
+	case <-time.After(20 * time.Second):
+		t.Fatal("x-2 did not reach the server within 20s")
+	}
+	f.forget()
+	p.send(t, callLine("x-3"))
+	if msg := errorMessage(t, p.next(t), "x-3"); !strings.Contains(msg, "begins a new session for the next one") {
+		t.Fatalf("x-3: %q", msg)
+	}
+	p.send(t, callLine("x-4"))
+	if got := p.next(t); !strings.Contains(got, `"in s-2"`) {
+		t.Fatalf("x-4: %s", got)
+	}
+	close(held.release)
+	if msg := errorMessage(t, p.next(t), "x-2"); !strings.Contains(msg, "no longer knows the session (HTTP 404)") {
+		t.Fatalf("x-2: %q", msg)
+	}
+	p.send(t, callLine("x-5"))
+	if got := p.next(t); !strings.Contains(got, `"in s-2"`) {
+		t.Fatalf("x-5: %s", got)
+	}
+	inits := 0
+	for _, r := range f.requests() {
+		if strings.Contains(r, `"initialize"`) {
+			inits++
+		}
+	}
+	if inits != 2 {
+		t.Fatalf("%d initializes posted, want 2", inits)
+	}
+}
