@@ -133,6 +133,7 @@ const (
 func TestHTTPUpstreamEventStreamAndSession(t *testing.T) {
 	var mu sync.Mutex
 	var seen []string
+	notified := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		mu.Lock()
@@ -148,6 +149,7 @@ func TestHTTPUpstreamEventStreamAndSession(t *testing.T) {
 			_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":"x-0","result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`)
 		case strings.Contains(string(body), `"notifications/initialized"`):
 			w.WriteHeader(http.StatusAccepted)
+			close(notified)
 		default:
 			w.Header().Set("Content-Type", "text/event-stream")
 			_, _ = io.WriteString(w, ": keep-alive\r\n\r\nevent: message\r\nid: 1\r\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progress\":1}}\r\n\r\n"+
@@ -167,6 +169,12 @@ func TestHTTPUpstreamEventStreamAndSession(t *testing.T) {
 	}
 	if got := p.next(t); got != `{"jsonrpc":"2.0","id":"x-1","result":{"content":[{"type":"text","text":"hi"}]}}` {
 		t.Fatalf("the answer: %s", got)
+	}
+	// The notification is posted beside the call (Stop would cancel it).
+	select {
+	case <-notified:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the notification did not reach the server within 20s")
 	}
 	if rest := p.stop(t); len(rest) != 0 {
 		t.Fatalf("more lines: %q", rest)
