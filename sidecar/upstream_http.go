@@ -166,23 +166,26 @@ func (h *httpUpstream) setHeaders(req *http.Request) {
 	}
 }
 
-// post sends one message and hands the server's answer on. An initialize
-// (init) is posted with h.mu held for writing; any other message reads the
-// session under h.mu only while its headers are set, so a new session
-// waits for no request in flight.
+// postHeaders sets the headers of a POST. An initialize (init) is posted
+// with h.mu held for writing; any other message reads the session under
+// h.mu only while its headers are set, so a new session waits for no
+// request in flight.
+func (h *httpUpstream) postHeaders(req *http.Request, init bool) {
+	if !init {
+		h.mu.RLock()
+		defer h.mu.RUnlock()
+	}
+	h.setHeaders(req)
+}
+
+// post sends one message and hands the server's answer on.
 func (h *httpUpstream) post(line []byte, m *wire.Message, init bool) {
 	req, err := http.NewRequestWithContext(h.ctx, http.MethodPost, h.url, bytes.NewReader(line))
 	if err != nil {
 		h.fail(m, "the request could not be made: "+err.Error())
 		return
 	}
-	if init {
-		h.setHeaders(req)
-	} else {
-		h.mu.RLock()
-		h.setHeaders(req)
-		h.mu.RUnlock()
-	}
+	h.postHeaders(req, init)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	resp, err := h.client.Do(req)
