@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
-	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
 	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 )
 
@@ -125,34 +124,14 @@ func FindAnswer(lines []Line, fp string) (Line, bool) {
 // ApprovalProblems checks every stub of book that names an executor.approval
 // against the copy: the answer must be an approval-answer line that approved,
 // and a use line must name it and the stub's call. It returns one message per
-// stub that fails, naming its book line.
+// stub that fails, naming its book line. It is Compared.Approvals of
+// [CompareLines].
 func ApprovalProblems(lines []Line, book BookView) []string {
-	s := NewCopySide()
-	for _, ln := range lines {
-		s.Add(ln)
+	c, err := CompareLines(SliceLines(lines), book, CompareOptions{})
+	if err != nil {
+		return []string{err.Error()}
 	}
-	return s.ApprovalProblems(book)
-}
-
-// ApprovalProblems is [ApprovalProblems] of the lines added to s.
-func (s *CopySide) ApprovalProblems(book BookView) []string {
-	var out []string
-	for _, e := range book.Entries {
-		fp, ok := e.Details[receipt.LabelApproval]
-		if e.Kind != EntryStub || !ok {
-			continue
-		}
-		answer, found := s.answers[fp]
-		switch {
-		case !found:
-			out = append(out, fmt.Sprintf("book line %d: the stub names an approval the copy does not hold", e.Line))
-		case answer != AnswerApproved:
-			out = append(out, fmt.Sprintf("book line %d: the stub names an answer that declined", e.Line))
-		case s.uses[fp] == "" || s.uses[fp] != e.Details[receipt.LabelCall]:
-			out = append(out, fmt.Sprintf("book line %d: the copy has no use of the approval by this call", e.Line))
-		}
-	}
-	return out
+	return c.Approvals
 }
 
 // approvalBody writes the approval member name of ln into b.

@@ -3,6 +3,7 @@ package copylog
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
@@ -284,12 +285,26 @@ func decodeLine(obj map[string]any) (Line, error) {
 	return ln, nil
 }
 
+// allowedMembers is, for each kind, the members its lines may hold: those
+// of every line and the kind's own (made once, after every init has filled
+// kindMembers).
+var allowedMembers = sync.OnceValue(func() map[Kind]map[string]bool {
+	out := make(map[Kind]map[string]bool, len(kindMembers))
+	for kind, members := range kindMembers {
+		allowed := map[string]bool{"seq": true, "name": true, "kind": true, "when": true, "whenMs": true, "tag": true}
+		for _, m := range members {
+			allowed[m.name] = true
+		}
+		out[kind] = allowed
+	}
+	return out
+})
+
 // checkMembers confirms that obj holds every member its kind needs and no
 // member that is not its kind's.
 func checkMembers(obj map[string]any, kind string, members []member) error {
-	allowed := map[string]bool{"seq": true, "name": true, "kind": true, "when": true, "whenMs": true, "tag": true}
+	allowed := allowedMembers()[Kind(kind)]
 	for _, m := range members {
-		allowed[m.name] = true
 		if _, present := obj[m.name]; !present && !m.optional {
 			return fmt.Errorf("member %s is missing", m.name)
 		}

@@ -10,14 +10,18 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
 )
 
-// BenchmarkCompareMemory reads copies of 1,000, 10,000 and 90,000 calls
-// (a sent and a receipt line each, real tags) in child processes (this test
-// binary run again) and reports each child's peak RSS (VmHWM): "stream" is
-// what compare does (ReadFileFunc into a CopySide), "slice" the old way
-// (ReadFile, every line in memory, then Compare). The book view is empty,
-// so the figures are the copy side's alone.
+// BenchmarkCompareMemory compares copies of 1,000, 10,000 and 90,000 calls
+// (a sent and a receipt line each, real tags) with a book holding each
+// call's stub, in child processes (this test binary run again), and
+// reports each child's peak RSS (VmHWM): "stream" is what compare does
+// (FileLines and a book handed over entry by entry into CompareLines),
+// "slice" the old way (ReadFile, every line and every book entry in
+// memory, then Compare). Every call matches, so the figures are those of
+// the bookkeeping, not of findings.
 func BenchmarkCompareMemory(b *testing.B) {
 	dir := b.TempDir()
 	for _, mode := range []string{"stream", "slice"} {
@@ -86,33 +90,54 @@ func TestCompareBenchChild(t *testing.T) {
 	if mode == "" {
 		path, want = filepath.Join(t.TempDir(), "copy.jsonl"), 50
 		writeBenchCopy(t, path, want)
-		s, l := compareByMode(t, "stream", path), compareByMode(t, "slice", path)
-		if s.Summary() != l.Summary() || len(s.Missing) != want {
-			t.Fatalf("stream %q (%d missing), slice %q", s.Summary(), len(s.Missing), l.Summary())
+		s, l := compareByMode(t, "stream", path, want), compareByMode(t, "slice", path, want)
+		if s.Summary() != l.Summary() || s.MatchCount != want || !s.OK() {
+			t.Fatalf("stream %q (%d match), slice %q", s.Summary(), s.MatchCount, l.Summary())
 		}
 		return
 	}
-	r := compareByMode(t, mode, path)
+	r := compareByMode(t, mode, path, want)
 	if r.Calls != want {
 		t.Fatalf("%d calls, want %d", r.Calls, want)
 	}
 	fmt.Printf("BENCH hwm_kb=%d\n", selfHWM(t))
 }
 
-func compareByMode(t *testing.T, mode, path string) Report {
-	book := BookView{Intact: true}
+func compareByMode(t *testing.T, mode, path string, n int) Report {
 	if mode == "slice" {
 		lines, err := ReadFile(path, testKey, testName)
 		if err != nil {
 			t.Fatal(err)
 		}
+		book := BookView{Intact: true}
+		_ = benchBook(n)(func(e BookEntry) error { book.Entries = append(book.Entries, e); return nil })
 		return Compare(lines, book)
 	}
-	side := NewCopySide()
-	if err := ReadFileFunc(path, testKey, testName, func(ln Line) error { side.Add(ln); return nil }); err != nil {
+	c, err := CompareLines(FileLines(path, testKey, testName), BookView{Intact: true, Each: benchBook(n)}, CompareOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	return side.Compare(book)
+	return c.Report
+}
+
+// benchBook hands over a book of n calls' stubs, as writeBenchCopy's copy
+// names them, after their slip.
+func benchBook(n int) func(func(BookEntry) error) error {
+	return func(fn func(BookEntry) error) error {
+		slip := fp("slip")
+		if err := fn(BookEntry{Line: 1, Kind: EntrySlip, Fingerprint: slip}); err != nil {
+			return err
+		}
+		for i := range n {
+			call := benchCall(i)
+			e := BookEntry{Line: i + 2, Kind: EntryStub, Fingerprint: fp("stub " + call), With: DefaultService, Slip: slip,
+				Details: map[string]string{"provared.arguments": fp("{}"), receipt.LabelCall: fp(call)}}
+			if err := fn(e); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }
 
 // selfHWM is this process's VmHWM in KiB.

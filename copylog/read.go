@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash"
 	"os"
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
@@ -58,7 +59,7 @@ var errTagFails = errors.New("tag does not check")
 
 // readLine parses one line and checks its tag. Faults come back without
 // path and line number.
-func readLine(raw []byte, key []byte) (Line, *LineError) {
+func readLine(raw []byte, mac hash.Hash) (Line, *LineError) {
 	fault := func(sentinel error, format string, a ...any) (Line, *LineError) {
 		return Line{}, &LineError{Reason: fmt.Sprintf(format, a...), Err: sentinel}
 	}
@@ -84,17 +85,7 @@ func readLine(raw []byte, key []byte) (Line, *LineError) {
 	if err != nil || len(tag) != sha256.Size {
 		return fault(ErrTampered, "the line's tag is not 32 bytes of base64url")
 	}
-	body := make(map[string]any, len(obj)-1)
-	for k, v := range obj {
-		if k != "tag" {
-			body[k] = v
-		}
-	}
-	input, err := canon.Marshal(body)
-	if err != nil {
-		return fault(ErrTampered, "not a copy line (%v)", err)
-	}
-	if !hmac.Equal(tag, sum(key, input)) {
+	if !tagChecks(raw, obj, tagText, tag, mac) {
 		if other, ok := obj["name"].(string); ok {
 			return fault(errTagFails, "the tag does not check under the copy key: the line was changed (it names executor %q)", other)
 		}
@@ -105,6 +96,59 @@ func readLine(raw []byte, key []byte) (Line, *LineError) {
 		return fault(ErrTampered, "the line checks but is not a copy line: %v", err)
 	}
 	return ln, nil
+}
+
+// tagChecks is whether tag is the HMAC of the line's body (obj without its
+// tag member) in canonical form. A line as the executor wrote it is that
+// canonical form with the tag member put in: for it the body's bytes are
+// raw without that member, and no canonical form is made again (which
+// costs most of a line's reading). Any other line (a tag member not found
+// once as written, or a tag that does not check over those bytes) is held
+// to the body's canonical form, so that the verdict is the same either way:
+// bytes the tag checks over are the canonical body the key's holder
+// tagged, which is what parsing raw without its tag gives.
+func tagChecks(raw []byte, obj map[string]any, tagText string, tag []byte, mac hash.Hash) bool {
+	if i, j, ok := tagMember(raw, tagText); ok {
+		mac.Reset()
+		mac.Write(raw[:i])
+		mac.Write(raw[j:])
+		if hmac.Equal(tag, mac.Sum(nil)) {
+			return true
+		}
+	}
+	body := make(map[string]any, len(obj)-1)
+	for k, v := range obj {
+		if k != "tag" {
+			body[k] = v
+		}
+	}
+	input, err := canon.Marshal(body)
+	if err != nil {
+		return false
+	}
+	mac.Reset()
+	mac.Write(input)
+	return hmac.Equal(tag, mac.Sum(nil))
+}
+
+// tagMember finds the member "tag":"<tagText>" in raw with the comma that
+// joined it: raw[:i] and raw[j:] are the line without it. ok is false when
+// that member is not in raw exactly once.
+func tagMember(raw []byte, tagText string) (i, j int, ok bool) {
+	member := make([]byte, 0, len(tagText)+9)
+	member = append(append(append(member, `"tag":"`...), tagText...), '"')
+	i = bytes.Index(raw, member)
+	if i < 0 || bytes.Contains(raw[i+1:], member) {
+		return 0, 0, false
+	}
+	j = i + len(member)
+	switch {
+	case i > 0 && raw[i-1] == ',':
+		i--
+	case j < len(raw) && raw[j] == ',':
+		j++
+	}
+	return i, j, true
 }
 
 func sum(key, input []byte) []byte {

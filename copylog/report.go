@@ -21,7 +21,11 @@ type Report struct {
 	// executor made is in no book. They make the report fail.
 	DenialsNotWritten []DenialNotWritten `json:"denialsNotWritten"`
 
+	// Matches lists the calls that matched when the comparison was asked
+	// to list them (CompareOptions.ListMatches); MatchCount counts them
+	// always.
 	Matches            []Match              `json:"matches"`
+	MatchCount         int                  `json:"-"`
 	Differs            []Differ             `json:"differs"`
 	Missing            []Missing            `json:"missing"`
 	NotWritten         []NotWritten         `json:"notWritten"`
@@ -158,7 +162,7 @@ func (r Report) Summary() string {
 	if !r.OK() {
 		verdict = "FAIL"
 	}
-	parts := []string{calls(r.Calls), fmt.Sprintf("%d match", len(r.Matches))}
+	parts := []string{calls(r.Calls), fmt.Sprintf("%d match", max(r.MatchCount, len(r.Matches)))}
 	add := func(n int, one, many string) {
 		switch {
 		case n == 1:

@@ -3,8 +3,11 @@ package copylog
 import (
 	"bufio"
 	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 )
@@ -46,6 +49,7 @@ func verifyStream(src io.ReadSeeker, key []byte, name, path string, each func(Li
 		movedTo          int64 // a later line carrying the number seqAt lacks
 		buf              []byte
 		cut              bool
+		mac              hash.Hash // one for every line: HMAC-SHA256 under key
 	)
 	for {
 		raw, complete, err := readCopyLine(br, &buf)
@@ -72,7 +76,10 @@ func verifyStream(src io.ReadSeeker, key []byte, name, path string, each func(Li
 		}
 		size += int64(len(raw)) + 1
 		n++
-		ln, lerr := readLine(raw, key)
+		if mac == nil {
+			mac = hmac.New(sha256.New, key)
+		}
+		ln, lerr := readLine(raw, mac)
 		if lerr != nil {
 			if firstErr == nil {
 				lerr.Path, lerr.Line = path, int(n)
@@ -232,4 +239,35 @@ func ReadUnfinished(path string, key []byte, name string) (int64, []Unfinished, 
 // windows, finding the redaction salt), before calls are taken.
 func (l *Log) Each(fn func(Line) error) error {
 	return ReadFileFunc(l.path, l.key, l.name, fn)
+}
+
+// FileLines is a LinesFunc over the copy at path, for [CompareLines]: its
+// first call verifies the copy line by line (as [ReadFileFunc]) and notes
+// how many bytes it read; each later call reads and verifies those bytes
+// again, and only those, so that lines a running executor appends
+// meanwhile are not seen, and a copy changed between two readings fails
+// its verification. No call holds more than one line.
+func FileLines(path string, key []byte, name string) LinesFunc {
+	var size, lines int64 = -1, -1
+	return func(fn func(Line) error) error {
+		f, err := os.Open(path)
+		if err != nil {
+			return fmt.Errorf("reading copy %s: %w", path, err)
+		}
+		defer func() { _ = f.Close() }() // read only: a failed close loses nothing
+		var src io.ReadSeeker = f
+		if size >= 0 {
+			src = io.NewSectionReader(f, 0, size)
+		}
+		n, read, err := verifyStream(src, key, name, path, fn)
+		switch {
+		case err != nil:
+			return err
+		case size < 0:
+			size, lines = read, n
+		case read != size || n != lines:
+			return fmt.Errorf("reading copy %s: it holds %d lines in its first %d bytes now, %d lines in %d bytes before: it changed while compare read it", path, n, read, lines, size)
+		}
+		return nil
+	}
 }

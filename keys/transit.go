@@ -29,6 +29,12 @@ var _ jwk.Signer = (*TransitSigner)(nil)
 // Keys returns the public key set.
 func (s *TransitSigner) Keys() jwk.KeySet { return s.keys }
 
+// SignaturesChecked reports true: every signature Sign returns checks
+// against Keys() (the Transit one is checked as it arrives, the ML-DSA-87
+// one is made here), so record.SignChecked does not check them a second
+// time (record.CheckedSigner).
+func (s *TransitSigner) SignaturesChecked() bool { return true }
+
 // TransitKey is the Transit key (mount, name, the pinned version).
 func (s *TransitSigner) TransitKey() vault.TransitKey { return *s.key }
 

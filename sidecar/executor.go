@@ -86,7 +86,7 @@ func newExecutor(log *slog.Logger, set *settings.Settings, slipFP string, agent,
 		scribeQ:    make(chan *toolCall, 1024),
 		scribeDone: make(chan struct{}),
 		stoppedCh:  make(chan struct{}),
-		fullAt:     fullAt, bookFullCh: make(chan struct{}),
+		fullAt:     fullAtFault(fullAt), bookFullCh: make(chan struct{}),
 	}
 	e.denials = newDenialLimiter(set.DenialsPerHour, func(n int64) {
 		if err := e.copyAppend(copylog.Line{Kind: copylog.KindDenialsFolded, Count: n}); err != nil {

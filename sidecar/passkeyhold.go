@@ -414,21 +414,21 @@ func (e *Executor) recoverApproved(ctx context.Context, sent copylog.Line) (bool
 			sent.Call, canon.FormatTime(when), decisionCodes(d))
 	}
 	pos, err := h.Position(ctx)
-	var line book.Line
+	var line book.SignedStub
 	if err == nil {
 		f := receipt.StubFields{Slip: e.slipFP, Seq: pos.Seq, Previous: pos.Previous, Action: sent.Action, Amount: sent.Amount,
 			With: e.set.Service, Details: sent.Details, When: when, Approval: rec.Fingerprint}
-		line, err = f.Sign(ctx, e.agent, e.exec, time.Now().UTC())
+		line, err = f.SignLine(ctx, e.agent, e.exec, time.Now().UTC())
 	}
 	if err == nil {
 		line.Approval = rec
-		err = e.book.AppendStub(h, line)
+		err = e.book.AppendSigned(h, line)
 	}
 	if err != nil {
 		h.Release()
 		return true, fmt.Errorf("writing the receipt of approved call %s: %w", sent.Call, err)
 	}
-	if err := e.copy.Append(copylog.Line{Kind: copylog.KindLateReceipt, Call: sent.Call, Stub: line.Stub.Fingerprint}); err != nil {
+	if err := e.copy.Append(copylog.Line{Kind: copylog.KindLateReceipt, Call: sent.Call, Stub: line.Fingerprint()}); err != nil {
 		return true, fmt.Errorf("writing the copy: %w", err)
 	}
 	if when.After(e.lastWhen) {
@@ -438,7 +438,7 @@ func (e *Executor) recoverApproved(ctx context.Context, sent copylog.Line) (bool
 		e.log.Warn("a kept approval could not be removed", slog.String("call", sent.Call), slog.String("error", err.Error()))
 	}
 	e.log.Warn("wrote the receipt of an approved call the executor was sending when it stopped",
-		slog.String("call", sent.Call), slog.String("stub", line.Stub.Fingerprint))
+		slog.String("call", sent.Call), slog.String("stub", line.Fingerprint()))
 	return true, nil
 }
 

@@ -65,13 +65,13 @@ func (e *Executor) commit(tc *toolCall) {
 		return
 	}
 	pos, err := tc.hold.Position(ctx)
-	var line book.Line
+	var line book.SignedStub
 	if err == nil {
 		details, approvalFP := tc.stubDetails(doc)
 		f := receipt.StubFields{Slip: e.slipFP, Seq: pos.Seq, Previous: pos.Previous, Action: tc.action, Amount: tc.amount,
 			With: e.set.Service, Details: details, When: tc.when, Approval: approvalFP}
 		endSign := tc.child(spanSign)
-		line, err = f.Sign(ctx, e.agent, e.exec, time.Now().UTC())
+		line, err = f.SignLine(ctx, e.agent, e.exec, time.Now().UTC())
 		endSign(err)
 		line.Approval = tc.approval
 	}
@@ -104,11 +104,11 @@ func (e *Executor) later(f func()) {
 
 // finishCommit appends the stub line, writes the copy's receipt line and
 // answers the client.
-func (e *Executor) finishCommit(tc *toolCall, line book.Line, doc record.Detail) {
+func (e *Executor) finishCommit(tc *toolCall, line book.SignedStub, doc record.Detail) {
 	s := tc.s
 	defer s.release(tc)
 	out := tc.out
-	err := tc.durable(fileBook, func() error { return e.book.AppendStub(tc.hold, line) })
+	err := tc.durable(fileBook, func() error { return e.book.AppendSigned(tc.hold, line) })
 	if err != nil {
 		e.bookBroken.Store(true)
 		e.stop("the book could not be written: " + err.Error())
@@ -117,8 +117,8 @@ func (e *Executor) finishCommit(tc *toolCall, line book.Line, doc record.Detail)
 	}
 	faultPoint("after-stub")
 	e.forgetApproval(tc)
-	e.bookAppended(tc.ctx, "stub", line)
-	stubFP := line.Stub.Fingerprint
+	e.bookAppendedSigned(tc.ctx, line)
+	stubFP := line.Fingerprint()
 	if err := e.copyAppend(copylog.Line{Kind: copylog.KindReceipt, Call: tc.ourID, Stub: stubFP,
 		Outcome: &doc}); err != nil {
 		e.stop("the copy could not be written: " + err.Error())
@@ -148,14 +148,14 @@ func (e *Executor) writeStub(ctx context.Context, h *book.Reservation, f receipt
 		return "", err
 	}
 	f.Seq, f.Previous = pos.Seq, pos.Previous
-	line, err := f.Sign(ctx, e.agent, e.exec, countersignedAt)
+	line, err := f.SignLine(ctx, e.agent, e.exec, countersignedAt)
 	if err != nil {
 		return "", err
 	}
-	if err := e.book.AppendStub(h, line); err != nil {
+	if err := e.book.AppendSigned(h, line); err != nil {
 		return "", err
 	}
-	return line.Stub.Fingerprint, nil
+	return line.Fingerprint(), nil
 }
 
 // AttrStub is the span attribute naming a call's stub.

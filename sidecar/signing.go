@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
+	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 )
 
 // boundedSigner gives every signature of a key set a deadline and a bounded
@@ -41,6 +42,11 @@ func newBoundedSigner(inner jwk.Signer, name string, timeout time.Duration, trie
 }
 
 func (b *boundedSigner) Keys() jwk.KeySet { return b.inner.Keys() }
+
+// SignaturesChecked reports whether b vouches for its signatures: it hands
+// on its inner signer's signatures unchanged, so it vouches for them when
+// that signer does (record.CheckedSigner).
+func (b *boundedSigner) SignaturesChecked() bool { return record.SignaturesChecked(b.inner) }
 
 // ErrSignTimeout is the error of a signature that ran out of its time.
 var ErrSignTimeout = errors.New("the signature ran out of time (signTimeout)")

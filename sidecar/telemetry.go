@@ -548,6 +548,19 @@ func (e *Executor) bookAppended(ctx context.Context, kind string, line book.Line
 	if b, err := line.Bytes(); err == nil {
 		n = int64(len(b)) + 1
 	}
+	e.bookAppendedBytes(ctx, kind, n)
+}
+
+// bookAppendedSigned counts a stub line AppendSigned wrote and its bytes.
+func (e *Executor) bookAppendedSigned(ctx context.Context, line book.SignedStub) {
+	n := int64(0)
+	if b, err := line.Bytes(); err == nil {
+		n = int64(len(b)) + 1
+	}
+	e.bookAppendedBytes(ctx, "stub", n)
+}
+
+func (e *Executor) bookAppendedBytes(ctx context.Context, kind string, n int64) {
 	e.tel.bookEntries.Add(ctx, 1, metric.WithAttributes(attribute.String("kind", kind)))
 	e.tel.bookBytes.Add(ctx, n)
 }

@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"sync"
-	"sync/atomic"
 	"syscall"
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
@@ -137,7 +135,7 @@ func (b *Book) readAll(opts Options) (*reader, error) {
 	if err == nil && failed {
 		if err = b.rewind(); err == nil {
 			r = newReader(opts, false)
-			err = b.read(r, nil)
+			err = b.read(r, 0, nil)
 		}
 	}
 	if err != nil {
@@ -159,29 +157,13 @@ func (b *Book) rewind() error {
 // (those of the lines cp covers not at all). failed is whether a signature
 // did not check; cpErr says why cp does not fit the book.
 func (b *Book) readParallel(opts Options, cp *Checkpoint) (r *reader, failed bool, cpErr, err error) {
-	type job struct {
-		key        *jwk.Key
-		input, sig []byte
-	}
-	jobs := make(chan job, 64)
-	var bad atomic.Bool
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Go(func() {
-			for j := range jobs {
-				if !checkSignature(j.key, j.input, j.sig) {
-					bad.Store(true)
-				}
-			}
-		})
-	}
+	pool := newVerifyPool()
 	r = newReader(opts, false)
 	r.verify = func(k *jwk.Key, input, sig []byte) bool {
 		if cp != nil && r.size < cp.Entries {
 			return true // covered by the checkpoint, confirmed by its root below
 		}
-		jobs <- job{k, input, sig}
-		return true
+		return pool.verify(k, input, sig)
 	}
 	var after func() error
 	if cp != nil {
@@ -200,36 +182,42 @@ func (b *Book) readParallel(opts Options, cp *Checkpoint) (r *reader, failed boo
 			return nil
 		}
 	}
-	err = b.read(r, after)
-	close(jobs)
-	wg.Wait()
+	covered := 0
+	if cp != nil {
+		covered = cp.Entries
+	}
+	err = b.read(r, covered, after)
+	allChecked := pool.wait()
 	if errors.Is(err, errCheckpointMismatch) {
 		return r, false, errors.New("the book's first entries do not have the top fingerprint it names (the book was changed, or cut back)"), nil
 	}
 	if err == nil && cp != nil {
 		return r, false, fmt.Errorf("it names %d entries and the book holds %d", cp.Entries, r.size), nil
 	}
-	return r, bad.Load(), nil, err
+	return r, !allChecked, nil, err
 }
 
 var errCheckpointMismatch = errors.New("checkpoint does not fit")
 
 // read reads the book from where the file stands, calling after (when
-// given) once each line is read; its error stops the reading.
-func (b *Book) read(r *reader, after func() error) error {
-	sc := newLineScanner(b.f)
-	for n := 1; ; n++ {
-		line, lf, err := sc.next()
-		if errors.Is(err, io.EOF) {
+// given) once each line is read; its error stops the reading. The lines
+// are parsed on every core and read in order (parseLines); the
+// signatures of the first covered lines are not decoded.
+func (b *Book) read(r *reader, covered int, after func() error) error {
+	n := 0
+	kb := newKeyBoard()
+	err := parseLines(b.f, covered, kb, r.opts, func(pl *parsedLine) error {
+		n++
+		switch {
+		case pl.noLine:
 			return nil
+		case pl.ioErr != nil:
+			return fmt.Errorf("reading book %s: %w", b.path, pl.ioErr)
 		}
-		if err != nil {
-			return fmt.Errorf("reading book %s: %w", b.path, err)
-		}
-		b.size = sc.bytes
-		if !lf {
+		b.size = pl.end
+		if !pl.lf {
 			// No line feed: a whole line only if it parses.
-			if !isJSON(line) {
+			if !isJSON(pl.line) {
 				return fmt.Errorf("book %s: line %d is torn (it has no line feed and does not parse as a whole entry); "+
 					"a write did not finish: keep a copy, then remove that last line to go on", b.path, n)
 			}
@@ -238,21 +226,26 @@ func (b *Book) read(r *reader, after func() error) error {
 		if r.size >= MaxEntries {
 			f := Finding{"too-large", "the book holds more than 100,000 entries"}
 			r.failure = &f
-			return nil
+			return errStop
 		}
-		r.leaf = sc.leaf
-		if _, err := r.readLine(line, false); err != nil {
+		r.leaf, r.line = &pl.leaf, pl
+		e, err := r.readValue(pl.line, pl.obj, pl.names, pl.err, false)
+		r.line = nil
+		if err != nil {
 			return fmt.Errorf("reading book %s line %d: %w", b.path, n, err)
 		}
+		kb.publish(r, &e)
 		if after != nil {
 			if err := after(); err != nil {
 				return err
 			}
 		}
-		if !lf {
-			return nil
-		}
+		return nil
+	})
+	if errors.Is(err, errStop) {
+		return nil
 	}
+	return err
 }
 
 // Ledger is the book's check before acting.
@@ -274,11 +267,11 @@ func (b *Book) Append(entries ...Line) error {
 		}
 		lines = append(lines, line)
 	}
-	return b.appendLines(lines, nil)
+	return b.appendLines(lines, nil, nil)
 }
 
 // AppendLine writes one canonical line (without its line feed).
-func (b *Book) AppendLine(line []byte) error { return b.appendLines([][]byte{line}, nil) }
+func (b *Book) AppendLine(line []byte) error { return b.appendLines([][]byte{line}, nil, nil) }
 
 // AppendStub writes the stub of a reserved call and commits the
 // reservation: from then on the stub itself is counted, in the same step.
@@ -289,23 +282,27 @@ func (b *Book) AppendStub(r *Reservation, stub Line) error {
 	if stub.Stub == nil {
 		return errors.New("AppendStub takes a stub line")
 	}
-	if r == nil || r.l != b.ledger {
-		return errors.New("the reservation is not one of this book's")
-	}
-	select {
-	case <-r.turn:
-	default:
-		return errors.New("it is not this reservation's turn: wait for Position first")
+	if err := b.readyFor(r); err != nil {
+		return err
 	}
 	line, err := stub.Bytes()
 	if err != nil {
 		return err
 	}
-	return b.appendLines([][]byte{line}, r)
+	return b.appendLines([][]byte{line}, r, nil)
 }
 
-func (b *Book) appendLines(lines [][]byte, res *Reservation) error {
+// appendLines checks and writes lines; signed, when given, is the value of
+// the one line AppendSigned made (read as it is, not parsed from the text).
+func (b *Book) appendLines(lines [][]byte, res *Reservation, signed map[string]any) error {
 	l := b.ledger
+	// The leaf hashes are worked out before the lock is taken.
+	leaves := make([][32]byte, len(lines))
+	for i, line := range lines {
+		if len(line) <= MaxLineBytes {
+			leaves[i] = leafHash(line)
+		}
+	}
 	var waits []chan error
 	err := func() error {
 		l.mu.Lock()
@@ -326,8 +323,14 @@ func (b *Book) appendLines(lines [][]byte, res *Reservation) error {
 				}
 				l.r.expectSlip = res.slip
 			}
-			_, err := l.r.readLine(line, true)
-			l.r.expectSlip = ""
+			l.r.leaf = &leaves[i]
+			var err error
+			if signed != nil {
+				_, err = l.r.readSigned(line, signed, true)
+			} else {
+				_, err = l.r.readLine(line, true)
+			}
+			l.r.expectSlip, l.r.leaf = "", nil
 			if err != nil {
 				return fmt.Errorf("appending line %d of %d to book %s: %w", i+1, len(lines), b.path, err)
 			}

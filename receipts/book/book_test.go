@@ -17,7 +17,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-func openEmpty(t *testing.T, f *fixture) (*Book, string) {
+func openEmpty(t testing.TB, f *fixture) (*Book, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "book.jsonl")
 	b, err := OpenBook(path, f.opts)

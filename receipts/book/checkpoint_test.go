@@ -180,3 +180,27 @@ func TestCheckpointTailIsVerified(t *testing.T) {
 		t.Fatalf("a damaged line after the checkpoint was not found: %v", err)
 	}
 }
+
+// TestCheckpointOverASpoiledSignature: the signatures of the lines a
+// checkpoint covers are not even decoded, so a covered line whose
+// signature was changed into text that is not base64url is caught by the
+// top fingerprint: the checkpoint is ignored and the book read again,
+// which finds the fault.
+func TestCheckpointOverASpoiledSignature(t *testing.T) {
+	f := newFixture(t, nil)
+	path, cp := bookWithStubs(t, f, 3)
+	text := readFile(t, path)
+	lines := strings.SplitAfter(string(text), "\n")
+	i := strings.LastIndex(lines[2], `"}]}`)
+	lines[2] = lines[2][:i-1] + "=" + lines[2][i:]
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := openWith(t, path, f.opts, &cp)
+	if !strings.HasPrefix(b.CheckpointUse(), "ignored") {
+		t.Fatalf("checkpoint use %q", b.CheckpointUse())
+	}
+	if err := b.Ledger().Sound(); err == nil || !strings.Contains(err.Error(), "base64url") {
+		t.Fatalf("sound: %v", err)
+	}
+}

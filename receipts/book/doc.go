@@ -21,4 +21,18 @@
 // "unknown-entry" with a message naming the kind: it is never silently
 // accepted, and a book holding one is never intact, so the check before
 // acting refuses everything under it.
+//
+// Reading a book (OpenBook, CheckBook, VerifyFile, ReadEntries) uses every
+// core: workers parse the lines and check the signatures of stub lines
+// whose slip the reader has read; the reader takes the lines back in their
+// order, so that the chains, totals and findings are the ones a reading in
+// order gives (parallel.go, preverify.go). A few lines per core are held,
+// whatever the size of the book.
+//
+// Sign once, trust once: a stub line this process has just signed
+// (SignedStub, made of record.Signed values that only
+// record.SignChecked makes) is appended by AppendSigned without checking
+// its signatures again; a line from anywhere else (a file, another
+// process) goes through Append or AppendStub and has every signature
+// checked.
 package book

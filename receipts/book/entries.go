@@ -37,7 +37,7 @@ func underConfirmedSlip(e *Entry, st *slipState) {
 // problem. rec is nil when v is not a record of kind; ok is false on any
 // fault.
 func (r *reader) openRecord(e *Entry, v any, kind record.Kind, validate func(map[string]any) error) (rec *record.Record, ok bool) {
-	rec, err := record.Parse(v, kind)
+	rec, err := r.parseRecord(v, kind)
 	if err != nil {
 		e.Problems = append(e.Problems, findingOf(err))
 		return nil, false
@@ -220,7 +220,7 @@ func compareStub(e *Entry, st *slipState, q request, svc *service) []effect {
 }
 
 func (r *reader) checkCountersignature(e *Entry, v any, stubFingerprint string, svc *service) error {
-	rec, err := record.Parse(v, "countersignature")
+	rec, err := r.parseRecord(v, "countersignature")
 	if err != nil {
 		return err
 	}

@@ -1,13 +1,10 @@
 package book
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 
-	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 	"github.com/seed-6e06167c/mcp-executor/receipts/slip"
 )
@@ -57,31 +54,29 @@ func (e FileEntry) DetailsByName() map[string]string {
 // ReadEntries reads a book line by line from r and hands each entry it can
 // read to fn, in order. Lines that are not canonical JSON, hold no record
 // of a kind the book takes, or are longer than MaxLineBytes are passed over
-// (the checker reports them), their numbers kept. It holds one line at a
-// time, never the whole book. fn's error stops the reading and is returned
-// as it is; an error reading r is returned too.
+// (the checker reports them), their numbers kept. It holds a few lines at
+// a time, never the whole book, and parses them on every core
+// (parseLines). fn's error stops the reading and is returned as it is; an
+// error reading r is returned too.
 func ReadEntries(r io.Reader, fn func(FileEntry) error) error {
-	br := bufio.NewReaderSize(r, MaxLineBytes+1)
-	for n := 1; ; n++ {
-		line, err := readBookLine(br)
-		if errors.Is(err, io.EOF) && line == nil {
+	n := 0
+	return parseLines(r, 0, nil, Options{}, func(pl *parsedLine) error {
+		switch {
+		case pl.noLine:
+			return nil
+		case pl.ioErr != nil:
+			return pl.ioErr
+		}
+		n++
+		if pl.err != nil || pl.obj == nil {
 			return nil
 		}
-		if err != nil && !errors.Is(err, io.EOF) {
-			return err
+		if e, ok := entryOf(pl.obj); ok {
+			e.Line = n
+			return fn(e)
 		}
-		if line != nil {
-			if e, ok := fileEntry(line); ok {
-				e.Line = n
-				if ferr := fn(e); ferr != nil {
-					return ferr
-				}
-			}
-		}
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-	}
+		return nil
+	})
 }
 
 // ReadFileEntries is ReadEntries over the book file at path.
@@ -103,48 +98,20 @@ func ReadFileEntries(path string, fn func(FileEntry) error) error {
 	return err
 }
 
-// readBookLine returns the next line without its line feed. A line longer
-// than MaxLineBytes is read past and returned as nil (with a nil error), so
-// that the caller counts it. At the end it returns io.EOF, with the last
-// line when that has no line feed.
-func readBookLine(br *bufio.Reader) ([]byte, error) {
-	line, err := br.ReadSlice('\n')
-	if errors.Is(err, bufio.ErrBufferFull) {
-		for errors.Is(err, bufio.ErrBufferFull) {
-			_, err = br.ReadSlice('\n')
-		}
-		if err == io.EOF {
-			return nil, io.EOF
-		}
-		return nil, err
-	}
-	switch {
-	case err == io.EOF && len(line) == 0:
-		return nil, io.EOF
-	case err == io.EOF:
-		return line, io.EOF
-	case err != nil:
-		return nil, err
-	}
-	return line[:len(line)-1], nil
-}
-
-// fileEntry reads one line's entry, in the order slip, stub, refusal,
-// cancellation, acknowledgement.
-func fileEntry(line []byte) (FileEntry, bool) {
-	v, err := canon.Parse(line)
-	if err != nil {
-		return FileEntry{}, false
-	}
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return FileEntry{}, false
-	}
+// entryOf reads the entry of a line's value (whose records a worker may
+// have read already: preParsed).
+func entryOf(obj map[string]any) (FileEntry, bool) {
 	for _, kind := range []string{KindSlip, KindStub, KindRefusal, KindCancellation, KindAcknowledgement} {
 		if obj[kind] == nil {
 			continue
 		}
-		rec, err := record.Parse(obj[kind], record.Kind(kind))
+		var rec *record.Record
+		var err error
+		if pp, ok := obj[kind].(preParsed); ok && pp.kind == record.Kind(kind) {
+			rec, err = pp.rec, pp.err
+		} else {
+			rec, err = record.Parse(obj[kind], record.Kind(kind))
+		}
 		if err != nil {
 			return FileEntry{}, false
 		}

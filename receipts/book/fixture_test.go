@@ -75,6 +75,15 @@ func (f *fixture) slipLine() Line { return Line{Slip: f.slip.Record} }
 // stub signs the stub of a proposal at a place in the chain.
 func (f *fixture) stub(t testing.TB, pos Position, p Proposal, approval string) *record.Record {
 	t.Helper()
+	r, err := record.Sign(context.Background(), record.Stub, f.stubContent(pos, p, approval), f.agent)
+	if err != nil {
+		t.Fatalf("signing a stub: %v", err)
+	}
+	return r
+}
+
+// stubContent is the content of the stub of a proposal at a place in the chain.
+func (f *fixture) stubContent(pos Position, p Proposal, approval string) map[string]any {
 	c := map[string]any{
 		"type": "provared.stub.v0", "id": canon.NewID(), "slip": f.slip.Fingerprint,
 		"seq": pos.Seq, "action": p.Action, "when": canon.FormatTime(p.When),
@@ -95,11 +104,7 @@ func (f *fixture) stub(t testing.TB, pos Position, p Proposal, approval string) 
 	if approval != "" {
 		c["approval"] = approval
 	}
-	r, err := record.Sign(context.Background(), record.Stub, c, f.agent)
-	if err != nil {
-		t.Fatalf("signing a stub: %v", err)
-	}
-	return r
+	return c
 }
 
 func (f *fixture) countersign(t testing.TB, stub *record.Record, when time.Time) *record.Record {

@@ -11,11 +11,13 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
+	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 	"github.com/seed-6e06167c/mcp-executor/receipts/slip"
 )
 
@@ -136,7 +138,7 @@ func TestBookBenchChild(t *testing.T) {
 	cpPath := path + ".checkpoint"
 	key := bytes.Repeat([]byte{9}, 32)
 	opts := Options{IssuerKeys: []string{trust}}
-	start := time.Now()
+	start, cpu := time.Now(), processCPU()
 	var note string
 	switch mode {
 	case "open", "open-checkpoint":
@@ -179,6 +181,10 @@ func TestBookBenchChild(t *testing.T) {
 			}
 		}
 		b.Close()
+	case "verify-floor":
+		jobs, total := floorJobs(t, path)
+		start, cpu = time.Now(), processCPU()
+		verifyAll(jobs, total)
 	case "verify":
 		rep, err := VerifyFile(path, opts.IssuerKeys)
 		if err != nil {
@@ -188,10 +194,91 @@ func TestBookBenchChild(t *testing.T) {
 			t.Fatalf("not intact: %+v", rep.Problems[:min(3, len(rep.Problems))])
 		}
 	}
-	fmt.Printf("BENCH hwm_kb=%d ms=%d use=%q\n", peakRSS(), time.Since(start).Milliseconds(), note)
+	fmt.Printf("BENCH hwm_kb=%d ms=%d cpu_ms=%d use=%q\n", peakRSS(), time.Since(start).Milliseconds(), (processCPU() - cpu).Milliseconds(), note)
+}
+
+// floorJobs reads the signatures of the book's first stub lines (at most
+// 512 of them, each stub and countersignature with the key that signed
+// it) and counts the signatures of the whole book, for the verify floor.
+func floorJobs(t *testing.T, path string) (jobs []verifyJob, total int) {
+	var agent, service jwk.KeySet
+	err := ReadFileEntries(path, func(e FileEntry) error {
+		if e.Kind == KindSlip {
+			sl, err := slip.Parse(e.Content)
+			if err != nil {
+				return err
+			}
+			agent, service = sl.Agent.Keys, *sl.With[0].Keys
+			return nil
+		}
+		total += 4
+		if len(jobs) >= 4*512 {
+			return nil
+		}
+		for i := range e.Record.Signatures {
+			sig, _ := e.Record.Signatures[i].Bytes()
+			jobs = append(jobs, verifyJob{agent.Key(e.Record.Signatures[i].Alg), e.Record.SigningInput(i), sig})
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The countersignatures: read the lines again for their records.
+	fh, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	sc := newLineScanner(fh)
+	for n := 0; n < 513; n++ {
+		line, _, err := sc.next()
+		if err != nil {
+			break
+		}
+		v, err := canon.Parse(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs, ok := v.(map[string]any)["countersignature"]
+		if !ok {
+			continue
+		}
+		rec, err := record.Parse(cs, record.Countersignature)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range rec.Signatures {
+			sig, _ := rec.Signatures[i].Bytes()
+			jobs = append(jobs, verifyJob{service.Key(rec.Signatures[i].Alg), rec.SigningInput(i), sig})
+		}
+	}
+	return jobs, total
+}
+
+// verifyAll checks total signatures, cycling through jobs, in a pool of
+// GOMAXPROCS goroutines: the all-cores verify floor.
+func verifyAll(jobs []verifyJob, total int) {
+	var wg sync.WaitGroup
+	workers := runtime.GOMAXPROCS(0)
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < total; i += workers {
+				j := jobs[i%len(jobs)]
+				_ = j.key.Verify(j.input, j.sig)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 func runBenchChild(b *testing.B, mode, path string) (hwmKB, ms int64) {
+	hwmKB, ms, _ = runBenchChildCPU(b, mode, path)
+	return hwmKB, ms
+}
+
+// runBenchChildCPU is runBenchChild giving the child's CPU time as well.
+func runBenchChildCPU(b *testing.B, mode, path string) (hwmKB, ms, cpuMS int64) {
 	b.Helper()
 	cmd := exec.CommandContext(context.Background(), os.Args[0], "-test.run=^TestBookBenchChild$", "-test.count=1")
 	cmd.Env = append(os.Environ(), benchChildEnv+"="+mode, "MCPX_BOOK="+path)
@@ -202,17 +289,17 @@ func runBenchChild(b *testing.B, mode, path string) (hwmKB, ms int64) {
 	for _, l := range strings.Split(string(out), "\n") {
 		if rest, ok := strings.CutPrefix(l, "BENCH "); ok {
 			var use string
-			if _, err := fmt.Sscanf(rest, "hwm_kb=%d ms=%d use=%q", &hwmKB, &ms, &use); err != nil {
+			if _, err := fmt.Sscanf(rest, "hwm_kb=%d ms=%d cpu_ms=%d use=%q", &hwmKB, &ms, &cpuMS, &use); err != nil {
 				b.Fatalf("reading %q: %v", rest, err)
 			}
 			if mode == "open-checkpoint" && use != "used" {
 				b.Fatalf("the checkpoint was not used: %q", use)
 			}
-			return hwmKB, ms
+			return hwmKB, ms, cpuMS
 		}
 	}
 	b.Fatalf("no figures from the child:\n%s", out)
-	return 0, 0
+	return 0, 0, 0
 }
 
 // BenchmarkBookMemory: peak RSS and time of opening a book at start (with
@@ -224,14 +311,44 @@ func BenchmarkBookMemory(b *testing.B) {
 		path := benchBook(b, f, n)
 		for _, mode := range []string{"open", "open-checkpoint", "verify"} {
 			b.Run(fmt.Sprintf("%s/entries=%d", mode, n), func(b *testing.B) {
-				var hwm, ms int64
+				var hwm, ms, cpu int64
 				for b.Loop() {
-					hwm, ms = runBenchChild(b, mode, path)
+					hwm, ms, cpu = runBenchChildCPU(b, mode, path)
 				}
 				b.ReportMetric(float64(hwm)/1024, "MiB-peak")
 				b.ReportMetric(float64(ms), "ms-child")
+				b.ReportMetric(float64(cpu), "cpu-ms-child")
 			})
 		}
+	}
+}
+
+// BenchmarkBookVerify: verify of a book of 10,000 and 90,000 entries
+// against its floor, the same number of signatures (real ones, taken from
+// the book) checked in a pool of GOMAXPROCS goroutines and nothing else,
+// each in a child process of its own, floor and verify in turn in every
+// round. Reports verify-x-floor (the ratio of the summed times), the
+// floor's time, the ratio of their CPU times (cpu-x-floor, which other
+// processes on a shared machine do not inflate) and the peak RSS of
+// verify. Run with -benchtime=1x and
+// -count=5; take the median.
+func BenchmarkBookVerify(b *testing.B) {
+	f := newFixture(b, nil)
+	for _, n := range []int{10000, 90000} {
+		path := benchBook(b, f, n)
+		b.Run(fmt.Sprintf("entries=%d", n), func(b *testing.B) {
+			var floorMS, verifyMS, floorCPU, verifyCPU, hwm int64
+			for b.Loop() {
+				_, fms, fcpu := runBenchChildCPU(b, "verify-floor", path)
+				h, vms, vcpu := runBenchChildCPU(b, "verify", path)
+				floorMS, verifyMS, hwm = floorMS+fms, verifyMS+vms, max(hwm, h)
+				floorCPU, verifyCPU = floorCPU+fcpu, verifyCPU+vcpu
+			}
+			b.ReportMetric(float64(verifyMS)/float64(floorMS), "verify-x-floor")
+			b.ReportMetric(float64(verifyCPU)/float64(floorCPU), "cpu-x-floor")
+			b.ReportMetric(float64(floorMS)/float64(b.N), "floor-ms")
+			b.ReportMetric(float64(hwm)/1024, "MiB-peak")
+		})
 	}
 }
 

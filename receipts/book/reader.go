@@ -53,6 +53,12 @@ type reader struct {
 
 	running running
 	verify  func(k *jwk.Key, input, sig []byte) bool
+	// signed are the records of the line being read that were signed in
+	// this process (AppendSigned), with the keys that signed them.
+	signed []signedValue
+	// line is the line being read as parseLines handed it over (with the
+	// answers its worker noted), when it came that way.
+	line *parsedLine
 	// expectSlip, when set, is the slip a stub being appended must be under.
 	expectSlip string
 	// leaf, when set, is the leaf hash of the line being read, which was
@@ -156,10 +162,17 @@ func (e *lineRefused) Unwrap() error { return problem.New(e.finding.Code, "%s", 
 // a problem is refused and changes nothing; otherwise every line is taken,
 // with its findings, as the checker takes it.
 func (r *reader) readLine(line []byte, strict bool) (Entry, error) {
+	obj, names, err := readLineValue(line)
+	return r.readValue(line, obj, names, err, strict)
+}
+
+// readValue reads one more line, given as its text and the value read
+// from it (obj and its sorted member names, or the fault that stopped the
+// reading).
+func (r *reader) readValue(line []byte, obj map[string]any, names string, err error, strict bool) (Entry, error) {
 	e := Entry{Index: r.size, Kind: KindUnreadable, Verified: "none", Problems: []Finding{}, Breaches: []Finding{}, Notes: []string{}}
 	r.pendingIDs, r.pendingApprovals = r.pendingIDs[:0], r.pendingApprovals[:0]
 	var commit func()
-	obj, names, err := readLineValue(line)
 	switch {
 	case err != nil:
 		e.Problems = append(e.Problems, findingOf(err))

@@ -142,6 +142,9 @@ func (a *summaryAcc) summary(bookProblems []Finding) Summary {
 	return s
 }
 
+// errStop ends a reading early without a fault.
+var errStop = errors.New("stop reading")
+
 // checkStream checks a book read from src line by line, handing each entry
 // to each as it is read (with the breaches known then; the ones settled at
 // the end come back in late). It holds one line at a time and, of the
@@ -150,38 +153,53 @@ func (a *summaryAcc) summary(bookProblems []Finding) Summary {
 // it: each has then been called for the lines before, and the caller
 // drops what it kept. An error reading src is returned as it is.
 func checkStream(src io.Reader, opts Options, each func(*Entry)) (streamed, error) {
-	return checkStreamLines(src, opts, each, nil)
+	return checkStreamLines(src, opts, each, nil, nil)
 }
 
 // checkStreamLines is checkStream handing each line's text, too, to
-// eachLine (when given) before its entry.
-func checkStreamLines(src io.Reader, opts Options, each func(*Entry), eachLine func([]byte)) (streamed, error) {
+// eachLine (when given) before its entry. The lines are parsed on every
+// core (parseLines); with a pool, the signatures are checked in it, each
+// taken as valid meanwhile: the answer then holds only if pool.wait()
+// says every one checked.
+func checkStreamLines(src io.Reader, opts Options, each func(*Entry), eachLine func([]byte), pool *verifyPool) (streamed, error) {
 	out := streamed{res: Result{Format: Format, Problems: []Finding{}, Notes: []string{}, Entries: []Entry{}}}
 	r := newReader(opts, false)
+	if pool != nil {
+		r.verify = pool.verify
+	}
+	kb := newKeyBoard()
 	acc := summaryAcc{missing: map[string]bool{}, allCompared: true}
-	sc := newLineScanner(src)
-	for {
-		line, _, err := sc.next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return out, err
-		}
-		if r.size >= MaxEntries {
-			out.res.Problems = append(out.res.Problems, Finding{"too-large", "the book holds more than 100,000 entries"})
-			out.res.Summary = (&summaryAcc{missing: map[string]bool{}, allCompared: true}).summary(out.res.Problems)
-			return out, nil
+	tooLarge := false
+	err := parseLines(src, 0, kb, opts, func(pl *parsedLine) error {
+		switch {
+		case pl.noLine:
+			return nil
+		case pl.ioErr != nil:
+			return pl.ioErr
+		case r.size >= MaxEntries:
+			tooLarge = true
+			return errStop
 		}
 		if eachLine != nil {
-			eachLine(line)
+			eachLine(pl.line)
 		}
-		r.leaf = sc.leaf
-		e, _ := r.readLine(line, false)
+		r.leaf, r.line = &pl.leaf, pl
+		e, _ := r.readValue(pl.line, pl.obj, pl.names, pl.err, false)
+		r.line = nil
+		kb.publish(r, &e)
 		acc.add(r, &e)
 		if each != nil {
 			each(&e)
 		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStop) {
+		return out, err
+	}
+	if tooLarge {
+		out.res.Problems = append(out.res.Problems, Finding{"too-large", "the book holds more than 100,000 entries"})
+		out.res.Summary = (&summaryAcc{missing: map[string]bool{}, allCompared: true}).summary(out.res.Problems)
+		return out, nil
 	}
 	if r.size == 0 {
 		out.res.Problems = append(out.res.Problems, Finding{"not-json", "there is no record to check"})

@@ -10,13 +10,16 @@ type tree struct {
 	sizes  []int
 }
 
-func (t *tree) add(line []byte) {
+func (t *tree) add(line []byte) { t.addLeaf(leafHash(line)) }
+
+// leafHash is a line's leaf hash: SHA-256 of 0x00 and the line.
+func leafHash(line []byte) [32]byte {
 	h := sha256.New()
 	h.Write([]byte{0})
 	h.Write(line)
 	var leaf [32]byte
 	h.Sum(leaf[:0])
-	t.addLeaf(leaf)
+	return leaf
 }
 
 // addLeaf adds a line by its leaf hash.

@@ -51,8 +51,32 @@ func Verify(text []byte, opts Options) *Report {
 // VerifyReader checks the book read from src line by line and reports on
 // it, handing each entry's line (without its line feed, valid only during
 // the call) to each, when given, as it is read. It fails only when src
-// cannot be read.
+// cannot be read. The lines are parsed on every core; when src can be read
+// again from its start (an io.Seeker) and each is nil, the signatures are
+// checked on every core too, and should any not check, the book is read
+// again checking each in its turn, so that the answer is the one a reading
+// in order gives.
 func VerifyReader(src io.Reader, opts Options, each func(line []byte)) (*Report, error) {
+	seeker, again := src.(io.Seeker)
+	if !again || each != nil {
+		return verifyReader(src, opts, each, nil)
+	}
+	start, err := seeker.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return verifyReader(src, opts, each, nil)
+	}
+	pool := newVerifyPool()
+	rep, err := verifyReader(src, opts, nil, pool)
+	if checked := pool.wait(); err != nil || checked {
+		return rep, err
+	}
+	if _, err := seeker.Seek(start, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("reading the book again from its start: %w", err)
+	}
+	return verifyReader(src, opts, nil, nil)
+}
+
+func verifyReader(src io.Reader, opts Options, each func(line []byte), pool *verifyPool) (*Report, error) {
 	var problems, breaches []LineFinding
 	lines := func(e *Entry) {
 		for _, p := range e.Problems {
@@ -62,7 +86,7 @@ func VerifyReader(src io.Reader, opts Options, each func(line []byte)) (*Report,
 			breaches = append(breaches, LineFinding{Line: e.Index + 1, Code: b.Code, Message: b.Message})
 		}
 	}
-	out, err := checkStreamLines(src, opts, lines, each)
+	out, err := checkStreamLines(src, opts, lines, each, pool)
 	if err != nil {
 		return nil, err
 	}

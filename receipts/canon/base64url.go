@@ -3,6 +3,7 @@ package canon
 import (
 	"crypto/sha256"
 	"encoding/base64"
+	"strings"
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/problem"
 )
@@ -10,25 +11,43 @@ import (
 // B64 writes b as base64url without padding.
 func B64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
 
+var strictB64 = base64.RawURLEncoding.Strict()
+
 // UnB64 reads base64url strictly: only A–Z a–z 0–9 - _, no padding, no
 // whitespace, no length of 1 mod 4, and unused trailing bits must be zero
 // (so each byte string has exactly one spelling). Faults have code
 // "bad-base64url".
+//
+// The strict decoder of encoding/base64 (RawURLEncoding) refuses every
+// byte outside the alphabet, "=" included, and trailing bits that are not
+// zero; it only passes over '\r' and '\n', which are looked for first
+// (IndexByte, many bytes at a time). Only a text that fails is read again
+// character by character, to name its fault.
 func UnB64(s string) ([]byte, error) {
+	if len(s)%4 != 1 && strings.IndexByte(s, '\n') < 0 && strings.IndexByte(s, '\r') < 0 {
+		if b, err := strictB64.DecodeString(s); err == nil {
+			return b, nil
+		}
+	}
+	return nil, unB64Fault(s)
+}
+
+// unB64Fault names what is wrong with a text UnB64 refuses.
+func unB64Fault(s string) error {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-			return nil, problem.New(CodeBadBase64url, "a character outside the base64url alphabet at position %d", i)
+			return problem.New(CodeBadBase64url, "a character outside the base64url alphabet at position %d", i)
 		}
 	}
 	if len(s)%4 == 1 {
-		return nil, problem.New(CodeBadBase64url, "a base64url text cannot be %d characters long", len(s))
+		return problem.New(CodeBadBase64url, "a base64url text cannot be %d characters long", len(s))
 	}
-	b, err := base64.RawURLEncoding.Strict().DecodeString(s)
-	if err != nil {
-		return nil, problem.New(CodeBadBase64url, "not strict base64url: %v", err)
+	if _, err := strictB64.DecodeString(s); err != nil {
+		return problem.New(CodeBadBase64url, "not strict base64url: %v", err)
 	}
-	return b, nil
+	// Not reached: UnB64 calls this only for a text the decoder refused.
+	return problem.New(CodeBadBase64url, "not strict base64url")
 }
 
 // Fingerprint is B64(SHA-256(b)), 43 characters.

@@ -297,3 +297,41 @@ func BenchmarkMarshal(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkParseLongStrings: a line of the size of a book's stub line,
+// nearly all of it base64url text (payloads and signatures).
+func BenchmarkParseLongStrings(b *testing.B) {
+	sig := B64(bytes.Repeat([]byte{0xA5, 0x3C, 0x7E}, 1550))
+	env := func() map[string]any {
+		return map[string]any{"payload": B64(bytes.Repeat([]byte("x"), 700)), "signatures": []any{
+			map[string]any{"protected": "eyJhbGciOiJFZDI1NTE5In0", "signature": B64(make([]byte, 64))},
+			map[string]any{"protected": "eyJhbGciOiJNTC1EU0EtODcifQ", "signature": sig},
+		}}
+	}
+	text := MustMarshal(map[string]any{"countersignature": env(), "stub": env()})
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse(text); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestPlainRun: the eight-bytes-at-a-time scan stops at the block that
+// holds each byte a string cannot hold as it is, at every place in it.
+func TestPlainRun(t *testing.T) {
+	for _, c := range []byte{'"', '\\', 0x00, 0x1f, '\n'} {
+		for at := range 24 {
+			text := bytes.Repeat([]byte{'a', 0xC3, 0xA9, 0x7F, 0x20, 0x21, 0x5B, 0x5D}, 3)
+			text[at] = c
+			if got := plainRun(text, 0); got > at || got+8 <= at {
+				t.Errorf("%#x at %d: stops at %d", c, at, got)
+			}
+		}
+	}
+	plain := bytes.Repeat([]byte{'a', 0xC3, 0xA9, 0x7F, 0x20, 0x21, 0x5B, 0x5D}, 3)
+	if got := plainRun(plain, 0); got != 24 {
+		t.Errorf("plain text: stops at %d", got)
+	}
+}

@@ -3,6 +3,7 @@ package canon
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/base64"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,10 @@ func TestUnB64(t *testing.T) {
 		{"sixteen bytes", strings.Repeat("A", 22), true},
 		{"a space", "AA A", false},
 		{"a newline", "AAAA\n", false},
+		{"a carriage return inside", "AA\rAA", false},
+		{"a newline in a 4-character text", "AA\nA", false},
+		{"padding after two characters", "AA==", false},
+		{"one padding character", "AAA=", false},
 		{"standard alphabet slash", "a/b_", false},
 		{"padding alone", "====", false},
 		{"stray bits in a 3-character text", "AAF", false},
@@ -62,6 +67,44 @@ func FuzzUnB64(f *testing.F) {
 		again, err := UnB64(B64(b))
 		if err != nil || !bytes.Equal(again, b) {
 			t.Fatalf("round trip of %x fails: %v", b, err)
+		}
+	})
+}
+
+// unB64Reference is UnB64 as it was written before its fast path: every
+// character looked at in turn, then the length, then the strict decoder.
+func unB64Reference(s string) ([]byte, error) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return nil, problem.New(CodeBadBase64url, "a character outside the base64url alphabet at position %d", i)
+		}
+	}
+	if len(s)%4 == 1 {
+		return nil, problem.New(CodeBadBase64url, "a base64url text cannot be %d characters long", len(s))
+	}
+	b, err := base64.RawURLEncoding.Strict().DecodeString(s)
+	if err != nil {
+		return nil, problem.New(CodeBadBase64url, "not strict base64url: %v", err)
+	}
+	return b, nil
+}
+
+// FuzzUnB64Reference: the fast path accepts exactly what the character by
+// character reading accepts, with the same bytes, and refuses the rest with
+// the same words.
+func FuzzUnB64Reference(f *testing.F) {
+	for _, s := range []string{"", "AA", "AAE", "AAF", "A", "AA==", "AAA=", "AA\nA", "AAAA\r\n", "\nAAA", "a+b_", "AAA\u00e9", strings.Repeat("Ab", 300)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := UnB64(s)
+		want, werr := unB64Reference(s)
+		if (err == nil) != (werr == nil) || !bytes.Equal(got, want) {
+			t.Fatalf("%q: got %x, %v; the reference gives %x, %v", s, got, err, want, werr)
+		}
+		if err != nil && err.Error() != werr.Error() {
+			t.Fatalf("%q: %q; the reference says %q", s, err, werr)
 		}
 	})
 }

@@ -51,21 +51,34 @@ func (f StubFields) Content() map[string]any {
 }
 
 // Sign signs the stub with the agent's keys and countersigns it with the
-// executor's keys (dated countersignedAt): one book line.
+// executor's keys (dated countersignedAt): one book line, as records.
 func (f StubFields) Sign(ctx context.Context, agent, executor jwk.Signer, countersignedAt time.Time) (book.Line, error) {
-	stub, err := record.Sign(ctx, record.Kind("stub"), f.Content(), agent)
+	s, err := f.SignLine(ctx, agent, executor, countersignedAt)
 	if err != nil {
-		return book.Line{}, fmt.Errorf("signing the stub: %w", err)
+		return book.Line{}, err
 	}
-	cs, err := record.Sign(ctx, record.Kind("countersignature"), map[string]any{
+	return s.Line(), nil
+}
+
+// SignLine is Sign giving the line as the book's SignedStub: each record
+// signed once, its canonical text built once, and its signatures not
+// checked again when Book.AppendSigned writes it (a signer that does not
+// vouch for its own signatures has each checked here, as it arrives; see
+// record.CheckedSigner). Set Approval on the result for a held call.
+func (f StubFields) SignLine(ctx context.Context, agent, executor jwk.Signer, countersignedAt time.Time) (book.SignedStub, error) {
+	stub, err := record.SignChecked(ctx, record.Stub, f.Content(), agent)
+	if err != nil {
+		return book.SignedStub{}, fmt.Errorf("signing the stub: %w", err)
+	}
+	cs, err := record.SignChecked(ctx, record.Countersignature, map[string]any{
 		"type": "provared.countersignature.v0",
-		"stub": stub.Fingerprint,
+		"stub": stub.Fingerprint(),
 		"when": canon.FormatTime(countersignedAt),
 	}, executor)
 	if err != nil {
-		return book.Line{}, fmt.Errorf("countersigning the stub: %w", err)
+		return book.SignedStub{}, fmt.Errorf("countersigning the stub: %w", err)
 	}
-	return book.Line{Stub: stub, Countersignature: cs}, nil
+	return book.SignedStub{Stub: stub, Countersignature: cs}, nil
 }
 
 // DenialFields are the contents of a refusal the executor signs.

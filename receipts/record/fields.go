@@ -2,7 +2,6 @@ package record
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
@@ -94,17 +93,31 @@ func list(v any, least, most int, path string) ([]any, error) {
 	return l, nil
 }
 
-var (
-	nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
-	unitRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,15}$`)
-)
-
 // IsShortName reports whether s is an action name or a service id in form:
-// ^[a-z0-9][a-z0-9._-]{0,63}$.
-func IsShortName(s string) bool { return nameRE.MatchString(s) }
+// ^[a-z0-9][a-z0-9._-]{0,63}$ (read byte by byte: every stub names one,
+// and a book is read line after line).
+func IsShortName(s string) bool { return inForm(s, 64, false) }
 
 // IsUnit reports whether s is a unit in form: ^[A-Za-z0-9][A-Za-z0-9._-]{0,15}$.
-func IsUnit(s string) bool { return unitRE.MatchString(s) }
+func IsUnit(s string) bool { return inForm(s, 16, true) }
+
+// inForm reports whether s is 1 to most bytes of [a-z0-9] (with capitals
+// A-Z too when capitals), ".", "_" and "-", the first not one of those three.
+func inForm(s string, most int, capitals bool) bool {
+	if len(s) == 0 || len(s) > most {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', capitals && c >= 'A' && c <= 'Z':
+		case i > 0 && (c == '.' || c == '_' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // shortName is an action name or the id of a service.
 func shortName(v any, path string) error {

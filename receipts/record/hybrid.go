@@ -21,37 +21,49 @@ var validators = map[Kind]func(any) error{
 // acknowledgement): the content is confirmed by its kind's validator and
 // must carry the kind's "type"; it is written canonically, and signed by s
 // with both keys, Ed25519 then ML-DSA-87, each under its exact protected
-// header. Each signature from a signer other than *jwk.LocalSigner is
-// checked against s.Keys() before the record is returned. A record over
-// MaxRecordSize is refused ("too-large") before anything is signed. The
-// returned record is as Parse would read it.
+// header. Each signature from a signer that does not vouch for its own
+// signatures (see CheckedSigner) is checked against s.Keys() before the
+// record is returned. A record over MaxRecordSize is refused ("too-large")
+// before anything is signed. The returned record is as Parse would read it.
 func Sign(ctx context.Context, kind Kind, content map[string]any, s jwk.Signer) (*Record, error) {
+	signed, err := SignChecked(ctx, kind, content, s)
+	if err != nil {
+		return nil, err
+	}
+	return signed.Record(), nil
+}
+
+// SignChecked is Sign returning the record as a Signed: a record whose
+// every signature is known to check against the signer's keys, which the
+// book appends without checking them again.
+func SignChecked(ctx context.Context, kind Kind, content map[string]any, s jwk.Signer) (Signed, error) {
 	validate, ok := validators[kind]
 	if !ok {
-		return nil, fmt.Errorf("signing a %s: only stubs, countersignatures, refusals and acknowledgements are written here", kind)
+		return Signed{}, fmt.Errorf("signing a %s: only stubs, countersignatures, refusals and acknowledgements are written here", kind)
 	}
 	info := kinds[kind]
 	if err := validate(content); err != nil {
-		return nil, fmt.Errorf("signing a %s: %w", kind, err)
+		return Signed{}, fmt.Errorf("signing a %s: %w", kind, err)
 	}
 	if t, _ := content["type"].(string); t != info.contentType {
-		return nil, fmt.Errorf("signing a %s: %w", kind, problem.New(CodeBadField, "type: must be %s", info.contentType))
+		return Signed{}, fmt.Errorf("signing a %s: %w", kind, problem.New(CodeBadField, "type: must be %s", info.contentType))
 	}
 	text, err := canon.Marshal(content)
 	if err != nil {
-		return nil, fmt.Errorf("signing a %s: %w", kind, err)
+		return Signed{}, fmt.Errorf("signing a %s: %w", kind, err)
 	}
 	keys := s.Keys()
 	if keys.Ed25519 == nil || keys.MLDSA87 == nil {
-		return nil, fmt.Errorf("signing a %s: the signer holds no complete key set", kind)
+		return Signed{}, fmt.Errorf("signing a %s: the signer holds no complete key set", kind)
 	}
-	// A signature from a signer elsewhere (Vault Transit, say) is checked
-	// against the keys it claims before it is written; a LocalSigner signs
-	// with the very keys it reports, so the check is skipped for speed.
-	_, local := s.(*jwk.LocalSigner)
+	// A signature from a signer that does not vouch for its own is checked
+	// against the keys it claims before it is written; one that does (a
+	// LocalSigner signs with the very keys it reports, Vault Transit's
+	// signer checks each signature as it arrives) is not checked again.
+	checked := SignaturesChecked(s)
 	payload := canon.B64(text)
 	if writtenSize(payload, info) > MaxRecordSize {
-		return nil, fmt.Errorf("signing a %s: %w", kind, problem.New(CodeTooLarge, "the record would be larger than 65,536"))
+		return Signed{}, fmt.Errorf("signing a %s: %w", kind, problem.New(CodeTooLarge, "the record would be larger than 65,536"))
 	}
 	size := len(payload)
 	r := &Record{Kind: kind, Payload: payload, ContentText: text, Fingerprint: canon.Fingerprint(text)}
@@ -59,30 +71,30 @@ func Sign(ctx context.Context, kind Kind, content map[string]any, s jwk.Signer) 
 		input := signingInput(h.b64, payload)
 		sig, err := s.Sign(ctx, h.alg, input)
 		if err != nil {
-			return nil, fmt.Errorf("signing a %s with %s: %w", kind, h.alg, err)
+			return Signed{}, fmt.Errorf("signing a %s with %s: %w", kind, h.alg, err)
 		}
-		if !local && !keys.Key(h.alg).Verify(input, sig) {
-			return nil, fmt.Errorf("signing a %s: the %s signature does not check against the signer's keys", kind, h.alg)
+		if !checked && !keys.Key(h.alg).Verify(input, sig) {
+			return Signed{}, fmt.Errorf("signing a %s: the %s signature does not check against the signer's keys", kind, h.alg)
 		}
 		b64 := canon.B64(sig)
 		size += len(h.b64) + len(b64)
 		r.Signatures = append(r.Signatures, Signature{Protected: h.b64, Alg: h.alg, Signature: b64, sig: sig})
 	}
 	if size > MaxRecordSize {
-		return nil, fmt.Errorf("signing a %s: %w", kind, problem.New(CodeTooLarge, "the record would be larger than 65,536"))
+		return Signed{}, fmt.Errorf("signing a %s: %w", kind, problem.New(CodeTooLarge, "the record would be larger than 65,536"))
 	}
 	// The content as a reader gets it back (int64 numbers, fresh maps), so
 	// that later changes to the caller's map cannot reach the record.
 	parsed, err := canon.Parse(text)
 	if err != nil {
-		return nil, fmt.Errorf("signing a %s: reading the content back: %w", kind, err)
+		return Signed{}, fmt.Errorf("signing a %s: reading the content back: %w", kind, err)
 	}
 	content, isObject := parsed.(map[string]any)
 	if !isObject {
-		return nil, fmt.Errorf("signing a %s: the content read back is not an object", kind)
+		return Signed{}, fmt.Errorf("signing a %s: the content read back is not an object", kind)
 	}
 	r.Content = content
-	return r, nil
+	return newSigned(r, keys), nil
 }
 
 // VerifyHybrid checks both signatures of a hybrid-signed record (Ed25519

@@ -28,7 +28,7 @@ func runCompare(ctx context.Context, env Env, args []string) int {
 		fs.Usage()
 		return ExitUsage
 	}
-	res, err := report.CompareCopy(ctx, report.CompareOptions{ConfigPath: *config, BookPath: *bookPath, Logger: newLogger(env.Stderr)})
+	res, err := report.CompareCopy(ctx, report.CompareOptions{ConfigPath: *config, BookPath: *bookPath, Logger: newLogger(env.Stderr), ListMatches: *asJSON})
 	if err != nil {
 		if *asJSON {
 			if werr := writeJSON(env.Stdout, struct {

@@ -445,6 +445,10 @@ func (c *setupCheck) contentRules() {
 	}
 }
 
+// verifyBookFile is book.VerifyFile; the near-full test puts a report of
+// a larger size in its place.
+var verifyBookFile = book.VerifyFile
+
 func (c *setupCheck) checkBook() {
 	set := c.set
 	where := "agent.book " + set.Agent.Book
@@ -462,7 +466,7 @@ func (c *setupCheck) checkBook() {
 		c.rep.add(LevelProblem, "book", where, err.Error(), "let the executor's user read and write the book")
 		return
 	}
-	rep, err := book.VerifyFile(set.Agent.Book, set.Agent.IssuerKeys)
+	rep, err := verifyBookFile(set.Agent.Book, set.Agent.IssuerKeys)
 	if err != nil {
 		c.rep.add(LevelProblem, "book", where, err.Error(), "let the executor's user read and write the book")
 		return

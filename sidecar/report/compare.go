@@ -20,6 +20,9 @@ type CompareOptions struct {
 	ConfigPath string
 	BookPath   string       // "" = the settings' agent.book; else it must exist
 	Logger     *slog.Logger // nil: discard
+	// ListMatches lists every call that matched in Report.Matches (for
+	// compare --json); memory then grows with the calls.
+	ListMatches bool
 }
 
 // RulesUse is one rules fingerprint the records name: how many of the
@@ -54,9 +57,11 @@ func (r *CompareResult) OK() bool { return r.Report.OK() && len(r.Approvals) == 
 
 // CompareCopy holds the executor's copy against the book. It writes
 // nothing and takes no lock, so it may run beside a running executor: the
-// copy and the book are read line by line. The
-// copy key must exist (compare makes none), and so must the book. An error
-// means the comparison could not be made at all.
+// copy and the book are read line by line, and its memory is flat in the
+// number of calls and entries (copylog.CompareLines) unless ListMatches
+// asks for every match. The copy key must exist (compare makes none), and
+// so must the book. An error means the comparison could not be made at
+// all.
 func CompareCopy(ctx context.Context, o CompareOptions) (*CompareResult, error) {
 	log := orDiscard(o.Logger)
 	set, _, err := settings.Load(o.ConfigPath)
@@ -76,111 +81,146 @@ func CompareCopy(ctx context.Context, o CompareOptions) (*CompareResult, error) 
 		}
 		return nil, fmt.Errorf("the copy key must exist (compare makes none): %w", err)
 	}
-	res := &CompareResult{Copy: set.Executor.Copy, Book: bookPath}
-	if res.BookCheck, err = book.VerifyFile(bookPath, set.Agent.IssuerKeys); err != nil {
-		return nil, err
-	}
-	entries, err := bookEntries(bookPath)
+	check, err := book.VerifyFile(bookPath, set.Agent.IssuerKeys)
 	if err != nil {
 		return nil, err
 	}
-	view := bookView(set.Service, res.BookCheck, entries)
-
-	// The copy is read line by line; compare keeps a small record per call.
-	side := copylog.NewCopySide()
-	if err := copylog.ReadFileFunc(set.Executor.Copy, key, set.Name, func(ln copylog.Line) error {
-		side.Add(ln)
-		return nil
-	}); err != nil {
-		res.Report = copylog.CopyUnreadable(err, view)
-		side = copylog.NewCopySide() // lines of a copy that does not verify count for nothing
-	} else {
-		res.Report = side.Compare(view)
-		res.Approvals = side.ApprovalProblems(view)
-	}
-	res.Rules = rulesInRecords(view.Service, entries, side.DenialRules())
-	return res, nil
-}
-
-// bookEntries reads the entries of the book file at path line by line
-// (see book.ReadFileEntries), keeping of each only what compare uses: not
-// its record or content, which hold the signatures.
-func bookEntries(path string) ([]book.FileEntry, error) {
-	var out []book.FileEntry
-	err := book.ReadFileEntries(path, func(e book.FileEntry) error {
-		e.Record, e.Content = nil, nil
-		out = append(out, e)
-		return nil
+	return compareFiles(compareFilesIn{
+		copyPath: set.Executor.Copy, key: key, name: set.Name, bookPath: bookPath, service: set.Service,
+		check: check, listMatches: o.ListMatches,
 	})
-	return out, err
 }
 
-// bookView is copylog's view of a checked book.
-func bookView(service string, check *book.Report, entries []book.FileEntry) copylog.BookView {
+// compareFilesIn is what compareFiles reads: the copy, and a book already
+// checked.
+type compareFilesIn struct {
+	copyPath    string
+	key         []byte
+	name        string
+	bookPath    string
+	service     string
+	check       *book.Report
+	listMatches bool
+}
+
+// compareFiles holds the copy against the checked book, reading each line
+// by line: the book once (and once more when the copy does not verify, for
+// the rules its receipts name), the copy once, and again only for the
+// texts of what it reports.
+func compareFiles(in compareFilesIn) (*CompareResult, error) {
+	res := &CompareResult{Copy: in.copyPath, Book: in.bookPath, BookCheck: in.check}
+	service := in.service
 	if service == "" {
 		service = copylog.DefaultService
 	}
-	rulesStated := map[string]bool{}
-	for _, e := range entries {
-		if e.Kind == book.KindSlip {
-			for _, sw := range e.Software {
-				if strings.HasPrefix(sw.Name, receipt.RulesSoftwarePrefix) {
-					rulesStated[e.Fingerprint] = true
-				}
+	rules := newRulesAcc(service)
+	view := copylog.BookView{Service: service, Intact: in.check.Intact, Problems: len(in.check.Problems)}
+	bookRead := false
+	view.Each = func(fn func(copylog.BookEntry) error) error {
+		bookRead = true
+		return book.ReadFileEntries(in.bookPath, func(e book.FileEntry) error {
+			rules.add(e)
+			be, ok := bookEntry(e)
+			if !ok {
+				return nil
 			}
-		}
-	}
-	view := copylog.BookView{Service: service, Intact: check.Intact, Problems: len(check.Problems)}
-	for _, e := range entries {
-		var kind string
-		switch e.Kind {
-		case book.KindStub:
-			kind = copylog.EntryStub
-		case book.KindRefusal:
-			kind = copylog.EntryRefusal
-		default:
-			continue
-		}
-		view.Entries = append(view.Entries, copylog.BookEntry{
-			Line: e.Line, Kind: kind, Fingerprint: e.Fingerprint, With: e.With, Details: e.DetailsByName(),
-			Slip: e.Slip, SlipStatesRules: rulesStated[e.Slip],
+			return fn(be)
 		})
 	}
-	return view
+	c, err := copylog.CompareLines(copylog.FileLines(in.copyPath, in.key, in.name), view, copylog.CompareOptions{ListMatches: in.listMatches})
+	if err != nil {
+		return nil, err
+	}
+	res.Report, res.Approvals = c.Report, c.Approvals
+	if res.Report.CopyError != "" && !bookRead {
+		// The book was not read: read it for the rules its receipts name
+		// (lines of a copy that does not verify count for nothing).
+		if err := view.Each(func(copylog.BookEntry) error { return nil }); err != nil {
+			return nil, err
+		}
+	}
+	res.Rules = rules.list(c.DenialRules)
+	return res, nil
+}
+
+// bookEntry is copylog's view of one book entry: its slips (whether they
+// state rules on content), stubs and refusals.
+func bookEntry(e book.FileEntry) (copylog.BookEntry, bool) {
+	switch e.Kind {
+	case book.KindSlip:
+		return copylog.BookEntry{Line: e.Line, Kind: copylog.EntrySlip, Fingerprint: e.Fingerprint, SlipStatesRules: statesRules(e)}, true
+	case book.KindStub:
+		return copylog.BookEntry{Line: e.Line, Kind: copylog.EntryStub, Fingerprint: e.Fingerprint, With: e.With, Details: e.DetailsByName(), Slip: e.Slip}, true
+	case book.KindRefusal:
+		return copylog.BookEntry{Line: e.Line, Kind: copylog.EntryRefusal, Fingerprint: e.Fingerprint, With: e.With, Details: e.DetailsByName(), Slip: e.Slip}, true
+	}
+	return copylog.BookEntry{}, false
+}
+
+// statesRules is whether a slip entry states rules on content.
+func statesRules(e book.FileEntry) bool {
+	for _, sw := range e.Software {
+		if strings.HasPrefix(sw.Name, receipt.RulesSoftwarePrefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// rulesAcc counts, entry by entry, the rules fingerprints the executor's
+// receipts name, and the software fingerprints slips state.
+type rulesAcc struct {
+	service string
+	uses    map[string]*RulesUse
+	stated  map[string]bool
+}
+
+func newRulesAcc(service string) *rulesAcc {
+	return &rulesAcc{service: service, uses: map[string]*RulesUse{}, stated: map[string]bool{}}
+}
+
+func (a *rulesAcc) use(fp string) *RulesUse {
+	u := a.uses[fp]
+	if u == nil {
+		u = &RulesUse{SHA256: fp}
+		a.uses[fp] = u
+	}
+	return u
+}
+
+func (a *rulesAcc) add(e book.FileEntry) {
+	switch rules, _ := e.Detail(receipt.LabelRules); {
+	case e.Kind == book.KindSlip:
+		for _, sw := range e.Software {
+			a.stated[sw.SHA256] = true
+		}
+	case e.Kind == book.KindStub && e.With == a.service && rules != "":
+		a.use(rules).Receipts++
+	}
+}
+
+// list adds the copy's denials by rules fingerprint and returns the uses
+// sorted by fingerprint.
+func (a *rulesAcc) list(denialRules map[string]int) []RulesUse {
+	for fp, n := range denialRules {
+		a.use(fp).Denials += n
+	}
+	out := make([]RulesUse, 0, len(a.uses))
+	for _, u := range a.uses {
+		u.Stated = a.stated[u.SHA256]
+		out = append(out, *u)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].SHA256 < out[j].SHA256 })
+	return out
 }
 
 // rulesInRecords counts, for each rules fingerprint the executor's
 // receipts (in the book) and denials (in the copy) name, how many name it,
 // and says whether a slip in the book states it.
 func rulesInRecords(service string, entries []book.FileEntry, denialRules map[string]int) []RulesUse {
-	uses := map[string]*RulesUse{}
-	use := func(fp string) *RulesUse {
-		u := uses[fp]
-		if u == nil {
-			u = &RulesUse{SHA256: fp}
-			uses[fp] = u
-		}
-		return u
-	}
-	stated := map[string]bool{}
+	a := newRulesAcc(service)
 	for _, e := range entries {
-		switch rules, _ := e.Detail(receipt.LabelRules); {
-		case e.Kind == book.KindSlip:
-			for _, sw := range e.Software {
-				stated[sw.SHA256] = true
-			}
-		case e.Kind == book.KindStub && e.With == service && rules != "":
-			use(rules).Receipts++
-		}
+		a.add(e)
 	}
-	for fp, n := range denialRules {
-		use(fp).Denials += n
-	}
-	out := make([]RulesUse, 0, len(uses))
-	for _, u := range uses {
-		u.Stated = stated[u.SHA256]
-		out = append(out, *u)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].SHA256 < out[j].SHA256 })
-	return out
+	return a.list(denialRules)
 }

@@ -93,11 +93,11 @@ func TestInspectRulesInRecords(t *testing.T) {
 		{Kind: copylog.KindDenial, Rules: ""},
 		{Kind: copylog.KindSent},
 	}
-	side := copylog.NewCopySide()
-	for _, ln := range lines {
-		side.Add(ln)
+	c, err := copylog.CompareLines(copylog.SliceLines(lines), copylog.BookView{}, copylog.CompareOptions{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	got := rulesInRecords("executor", entries, side.DenialRules())
+	got := rulesInRecords("executor", entries, c.DenialRules)
 	want := map[string]RulesUse{
 		stated: {SHA256: stated, Receipts: 2, Denials: 0, Stated: true},
 		other:  {SHA256: other, Receipts: 0, Denials: 1, Stated: false},

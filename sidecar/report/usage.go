@@ -6,6 +6,7 @@ import (
 	"io"
 	"iter"
 	"log/slog"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -55,7 +56,7 @@ type ToolUsage struct {
 	// Held is the time calls waited for a person's approval.
 	Held Percentiles `json:"heldTime"`
 
-	serverMs, heldMs []int64
+	serverMs, heldMs []int32
 }
 
 // UsageResult is `mcp-executor report`.
@@ -85,11 +86,10 @@ func Usage(ctx context.Context, configPath string, log *slog.Logger) (*UsageResu
 	if err != nil {
 		return nil, fmt.Errorf("the copy key: %w", err)
 	}
-	lines, err := copylog.ReadFile(set.Executor.Copy, key, set.Name)
+	res, err := usageOfCopy(set.Executor.Copy, key, set.Name)
 	if err != nil {
 		return nil, err
 	}
-	res := UsageFromCopy(slices.Values(lines))
 	cmp, err := CompareCopy(ctx, CompareOptions{ConfigPath: configPath, Logger: log})
 	if err != nil {
 		res.Compare = "compare: FAIL " + err.Error()
@@ -99,78 +99,119 @@ func Usage(ctx context.Context, configPath string, log *slog.Logger) (*UsageResu
 	return res, nil
 }
 
+// usageOfCopy counts the lines of the copy at path, read line by line.
+func usageOfCopy(path string, key []byte, name string) (*UsageResult, error) {
+	acc := newUsageAcc()
+	if err := copylog.ReadFileFunc(path, key, name, func(ln copylog.Line) error {
+		acc.add(ln)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return acc.result(), nil
+}
+
 // UsageFromCopy counts the copy's lines, taken one at a time: per call it
-// keeps only what it needs until the call's receipt.
+// keeps only what it needs until the call's receipt, and per answered call
+// its times (4 bytes each).
 func UsageFromCopy(lines iter.Seq[copylog.Line]) *UsageResult {
-	type sentCall struct {
-		tool string
-		when time.Time
-	}
-	byTool := map[string]*ToolUsage{}
-	tool := func(name string) *ToolUsage {
-		u := byTool[name]
-		if u == nil {
-			u = &ToolUsage{Tool: name, Approved: map[string]int{}, Refused: map[string]int{}}
-			byTool[name] = u
-		}
-		return u
-	}
-	res := &UsageResult{}
-	sent := map[string]sentCall{}
-	requested := map[string]time.Time{} // approval request id → requested at
-	answers := map[string]string{}      // approval request id → channel of an approving answer
-	useOf := map[string]string{}        // call → approval request id
+	acc := newUsageAcc()
 	for ln := range lines {
-		switch ln.Kind {
-		case copylog.KindSent:
-			u := tool(ln.Tool)
-			u.Calls++
-			u.Allowed++
-			sent[ln.Call] = sentCall{ln.Tool, ln.When}
-			if req, ok := useOf[ln.Call]; ok {
-				delete(useOf, ln.Call)
-				ch := answers[req]
-				u.Approved[ch]++
-				if ch == "session" {
-					res.SessionApprovals++
-				}
-				if at, ok := requested[req]; ok {
-					u.heldMs = append(u.heldMs, ln.When.Sub(at).Milliseconds())
-				}
-			}
-		case copylog.KindReceipt, copylog.KindNotWritten:
-			c, ok := sent[ln.Call]
-			if !ok {
-				continue
-			}
-			delete(sent, ln.Call)
-			u := tool(c.tool)
-			u.serverMs = append(u.serverMs, ln.When.Sub(c.when).Milliseconds())
-			if ln.Outcome != nil && ln.Outcome.Name == receipt.LabelError {
-				u.Errors++
-			}
-		case copylog.KindLateReceipt:
-			if c, ok := sent[ln.Call]; ok {
-				delete(sent, ln.Call)
-				tool(c.tool).Errors++
-			}
-		case copylog.KindDenial:
-			u := tool(ln.Tool)
-			u.Calls++
-			u.Refused[refusedReason(ln)]++
-		case copylog.KindDenialsFolded:
-			res.DenialsFolded += ln.Count
-		case copylog.KindApprovalRequest:
-			requested[ln.Request] = ln.When
-		case copylog.KindApprovalAnswer:
-			if ln.Answer == copylog.AnswerApproved {
-				answers[ln.Request] = ln.Channel
-			}
-		case copylog.KindApprovalUse:
-			useOf[ln.Call] = ln.Request
-		}
+		acc.add(ln)
 	}
-	for _, u := range byTool {
+	return acc.result()
+}
+
+// sentCall is what usageAcc keeps of a call from its sent line to its
+// receipt.
+type sentCall struct {
+	tool string
+	when time.Time
+}
+
+// usageAcc counts the copy's lines one at a time.
+type usageAcc struct {
+	byTool    map[string]*ToolUsage
+	res       *UsageResult
+	sent      map[string]sentCall
+	requested map[string]time.Time // approval request id → requested at
+	answers   map[string]string    // approval request id → channel of an approving answer
+	useOf     map[string]string    // call → approval request id
+}
+
+func newUsageAcc() *usageAcc {
+	return &usageAcc{byTool: map[string]*ToolUsage{}, res: &UsageResult{}, sent: map[string]sentCall{},
+		requested: map[string]time.Time{}, answers: map[string]string{}, useOf: map[string]string{}}
+}
+
+func (a *usageAcc) tool(name string) *ToolUsage {
+	u := a.byTool[name]
+	if u == nil {
+		u = &ToolUsage{Tool: name, Approved: map[string]int{}, Refused: map[string]int{}}
+		a.byTool[name] = u
+	}
+	return u
+}
+
+// ms is d in whole milliseconds, kept in 32 bits (up to about 24 days).
+func ms(d time.Duration) int32 {
+	return int32(min(max(d.Milliseconds(), math.MinInt32), math.MaxInt32))
+}
+
+func (a *usageAcc) add(ln copylog.Line) {
+	switch ln.Kind {
+	case copylog.KindSent:
+		u := a.tool(ln.Tool)
+		u.Calls++
+		u.Allowed++
+		a.sent[ln.Call] = sentCall{ln.Tool, ln.When}
+		if req, ok := a.useOf[ln.Call]; ok {
+			delete(a.useOf, ln.Call)
+			ch := a.answers[req]
+			u.Approved[ch]++
+			if ch == "session" {
+				a.res.SessionApprovals++
+			}
+			if at, ok := a.requested[req]; ok {
+				u.heldMs = append(u.heldMs, ms(ln.When.Sub(at)))
+			}
+		}
+	case copylog.KindReceipt, copylog.KindNotWritten:
+		c, ok := a.sent[ln.Call]
+		if !ok {
+			return
+		}
+		delete(a.sent, ln.Call)
+		u := a.tool(c.tool)
+		u.serverMs = append(u.serverMs, ms(ln.When.Sub(c.when)))
+		if ln.Outcome != nil && ln.Outcome.Name == receipt.LabelError {
+			u.Errors++
+		}
+	case copylog.KindLateReceipt:
+		if c, ok := a.sent[ln.Call]; ok {
+			delete(a.sent, ln.Call)
+			a.tool(c.tool).Errors++
+		}
+	case copylog.KindDenial:
+		u := a.tool(ln.Tool)
+		u.Calls++
+		u.Refused[refusedReason(ln)]++
+	case copylog.KindDenialsFolded:
+		a.res.DenialsFolded += ln.Count
+	case copylog.KindApprovalRequest:
+		a.requested[ln.Request] = ln.When
+	case copylog.KindApprovalAnswer:
+		if ln.Answer == copylog.AnswerApproved {
+			a.answers[ln.Request] = ln.Channel
+		}
+	case copylog.KindApprovalUse:
+		a.useOf[ln.Call] = ln.Request
+	}
+}
+
+func (a *usageAcc) result() *UsageResult {
+	res := a.res
+	for _, u := range a.byTool {
 		u.Server, u.Held = percentiles(u.serverMs), percentiles(u.heldMs)
 		res.Tools = append(res.Tools, u)
 	}
@@ -209,14 +250,14 @@ func refusedReason(ln copylog.Line) string {
 }
 
 // percentiles are nearest-rank percentiles of ms.
-func percentiles(ms []int64) Percentiles {
+func percentiles(ms []int32) Percentiles {
 	if len(ms) == 0 {
 		return Percentiles{}
 	}
 	slices.Sort(ms)
 	at := func(p int) int64 {
 		k := (p*len(ms) + 99) / 100 // ceil(p/100 * n)
-		return ms[max(k, 1)-1]
+		return int64(ms[max(k, 1)-1])
 	}
 	return Percentiles{P50: at(50), P95: at(95), P99: at(99)}
 }

@@ -113,7 +113,15 @@ func TestKillAtEachStep(t *testing.T) {
 			env, record := newEnv(t, "sdk", nil) // a real go-sdk server
 			x := start(t, faultBin, env, faultEnv+"="+point)
 			x.initialize()
-			x.send(callLine("1", "echo", `{"m":"killed-call"}`))
+			call := callLine("1", "echo", `{"m":"killed-call"}`)
+			if point == pointServerWorking {
+				// The server holds its answer, so "written to the server, no
+				// stub yet" is the state the kill leaves however the load
+				// delays the goroutine that reaches the fault point: a fast
+				// echo could be answered and its stub written first.
+				call = callLine("1", "slow", `{"MS":10000,"m":"killed-call"}`)
+			}
+			x.send(call)
 			wantKilled(t, x, point)
 
 			lines := readCopy(t, env)
