@@ -1018,3 +1018,66 @@ func TestMultiServersHTTPServerRestart(t *testing.T) {
 	}
 	m.checkRecords(t)
 }
+
+// The everything server's own messages over its GET stream reach the
+// client through the executor: toggle-simulated-logging sends a log
+// message at once outside the call's answer (the TypeScript SDK's server
+// puts a notification related to no request on the session's GET stream,
+// and drops it when none is open), and the client gets it.
+func TestMultiServersHTTPOwnStream(t *testing.T) {
+	t.Parallel()
+	port := freePort(t)
+	startEverythingHTTP(t, port)
+	m := newMultiEnv(t, "http://127.0.0.1:"+port+"/mcp")
+	editSettings(t, m.env.SettingsPath, func(set map[string]any) {
+		set["tools"].(map[string]any)["web.toggle-simulated-logging"] = map[string]any{"action": "provared.code.run"}
+	})
+	dir := t.TempDir()
+	logTo := filepath.Join(dir, "log.jsonl")
+	plan, err := json.Marshal(map[string]any{"logTo": logTo, "steps": []step{
+		{Op: "call", Name: "web.toggle-simulated-logging"},
+		{Op: "waitFile", Name: logTo},
+		{Op: "call", Name: "web.echo", Args: map[string]any{"message": "after the log"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	planPath := filepath.Join(dir, "plan.json")
+	if err := os.WriteFile(planPath, plan, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	node, _ := npmServer(t, "server-filesystem")
+	client, _ := filepath.Abs(filepath.Join("..", "testdata", "multi", "client.mjs"))
+	cmd := exec.Command(node, client, planPath, executorBin, "stdio", "--config", m.env.SettingsPath)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("the client: %v\nstderr:\n%s", err, stderr.String())
+	}
+	var out struct {
+		Steps []stepResult `json:"steps"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil || len(out.Steps) != 3 {
+		t.Fatalf("the client printed %s (%v)\nstderr:\n%s", stdout.String(), err, stderr.String())
+	}
+	if r := out.Steps[0]; r.IsError || !strings.Contains(r.text(), "Started simulated") {
+		t.Errorf("web.toggle-simulated-logging: %+v", r)
+	}
+	if r := out.Steps[1]; r.Error != "" {
+		t.Fatalf("no log message reached the client: %+v\nstderr:\n%s", r, stderr.String())
+	}
+	if r := out.Steps[2]; r.IsError || !strings.Contains(r.text(), "after the log") {
+		t.Errorf("web.echo: %+v", r)
+	}
+	logged, err := os.ReadFile(logTo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(logged), "message - SessionId ") {
+		t.Errorf("the log messages the client got: %s", logged)
+	}
+	if !strings.Contains(stderr.String(), "the HTTP tool server's own stream is open") {
+		t.Errorf("the stream's opening is not logged; stderr:\n%s", stderr.String())
+	}
+	m.checkRecords(t)
+}

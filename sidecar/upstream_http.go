@@ -35,8 +35,7 @@ import (
 // one that does not verify is refused. The session id (Mcp-Session-Id) and
 // protocol version of the initialize answer are sent with every later
 // request. The optional GET stream for messages the server sends on its own
-// is not opened: such a server's requests and notifications reach the
-// client only within the answers to POSTs.
+// is opened once the session is ready (upstream_http_stream.go).
 //
 // A hostile or broken server cannot hold a request open or leak the
 // headers: a request whose POST answer (a JSON body or an event stream)
@@ -207,6 +206,7 @@ func (h *httpUpstream) post(line []byte, m *wire.Message, init bool) {
 			h.sessionID = sid
 		}
 	}
+	h.ready(m, req, resp.StatusCode)
 	if resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent {
 		if m.Kind == wire.KindRequest {
 			h.fail(m, "the HTTP tool server accepted the request without answering it (HTTP "+resp.Status+")")

@@ -70,6 +70,7 @@ type httpSession struct {
 	stale       bool   // the server ended the session; the next line begins a new one
 	renewals    int    // new sessions begun in a row with no request answered between
 	total       int    // new sessions begun, for the executor's own ids
+	stopStream  func() // cancels the GET stream open (upstream_http_stream.go)
 }
 
 // rememberInit keeps the params of the client's initialize; a new
@@ -212,6 +213,7 @@ func (h *httpUpstream) renew(n int, params []byte, initialized bool) error {
 		if _, _, err := h.exchange(ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), nil); err != nil {
 			return fmt.Errorf("its notifications/initialized: %w", err)
 		}
+		h.openStream(h.sessionID, h.protocol)
 	}
 	return nil
 }

@@ -135,6 +135,10 @@ func TestHTTPUpstreamEventStreamAndSession(t *testing.T) {
 	var seen []string
 	notified := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			w.WriteHeader(http.StatusMethodNotAllowed) // no stream of its own (TestHTTPUpstreamOwnStream)
+			return
+		}
 		body, _ := io.ReadAll(r.Body)
 		mu.Lock()
 		seen = append(seen, r.Method+" session="+r.Header.Get("Mcp-Session-Id")+" version="+r.Header.Get("Mcp-Protocol-Version")+
@@ -515,6 +519,10 @@ type forgetfulServer struct {
 }
 
 func (f *forgetfulServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet {
+		w.WriteHeader(http.StatusMethodNotAllowed) // no stream of its own (TestHTTPUpstreamOwnStream)
+		return
+	}
 	body, _ := io.ReadAll(r.Body)
 	sid := r.Header.Get("Mcp-Session-Id")
 	f.mu.Lock()
@@ -763,5 +771,127 @@ func TestHTTPUpstreamNewSessionInFlight(t *testing.T) {
 	}
 	if inits != 2 {
 		t.Fatalf("%d initializes posted, want 2", inits)
+	}
+}
+
+// streamServer is a streamable-HTTP server with a GET stream of its own
+// that sends events (then ends, or is held open until the client goes) or
+// answers GET with getStatus. A Go server, because the test needs a stream
+// that also carries what the transport forbids on it (an answer, and a
+// malformed line under an id).
+type streamServer struct {
+	mu        sync.Mutex
+	gets      []string // "session=<id> version=<v> accept=<a> auth=<a>" of each GET
+	getStatus int      // 0: an event stream
+	events    string
+	hold      bool
+}
+
+func (s *streamServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	switch {
+	case r.Method == http.MethodGet:
+		s.mu.Lock()
+		s.gets = append(s.gets, "session="+r.Header.Get("Mcp-Session-Id")+" version="+r.Header.Get("Mcp-Protocol-Version")+
+			" accept="+r.Header.Get("Accept")+" auth="+r.Header.Get("Authorization"))
+		s.mu.Unlock()
+		if s.getStatus != 0 {
+			w.WriteHeader(s.getStatus)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, s.events)
+		w.(http.Flusher).Flush()
+		if s.hold {
+			<-r.Context().Done()
+		}
+	case r.Method == http.MethodDelete:
+		w.WriteHeader(http.StatusOK)
+	case strings.Contains(string(body), `"initialize"`):
+		w.Header().Set("Mcp-Session-Id", "s-1")
+		jsonAnswer(`{"jsonrpc":"2.0","id":"x-0","result":{"protocolVersion":"2025-06-18"}}`)(w, r)
+	case strings.Contains(string(body), `"notifications/initialized"`):
+		w.WriteHeader(http.StatusAccepted)
+	default:
+		jsonAnswer(`{"jsonrpc":"2.0","id":"x-1","result":{"content":[]}}`)(w, r)
+	}
+}
+
+func (s *streamServer) getsSeen() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.gets...)
+}
+
+// Once the session is ready the GET stream is opened under the session id,
+// protocol version and headers; the server's own requests and
+// notifications on it reach the session as a stdio server's lines do,
+// while an answer (and a malformed line under an id) is dropped, the
+// transport allowing none there; Stop ends the stream held open.
+func TestHTTPUpstreamOwnStream(t *testing.T) {
+	s := &streamServer{hold: true, events: "data: {\"jsonrpc\":\"2.0\",\"id\":\"x-1\",\"result\":{}}\n\n" +
+		"data: {\"jsonrpc\":\"2.0\",\"id\":\"x-1\",\"result\":{\"a\":1,\"a\":2}}\n\n" +
+		"data: {\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"roots/list\"}\n\n" +
+		"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"hi\"}}\n\n"}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	p := startHTTPPeer(t, srv.URL, nil)
+	p.send(t, httpInit)
+	p.next(t)
+	p.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	if got := p.next(t); got != `{"jsonrpc":"2.0","id":7,"method":"roots/list"}` {
+		t.Fatalf("first line of the stream handed on: %s", got)
+	}
+	if got := p.next(t); got != `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"hi"}}` {
+		t.Fatalf("second line of the stream handed on: %s", got)
+	}
+	p.send(t, httpCall)
+	if got := p.next(t); got != `{"jsonrpc":"2.0","id":"x-1","result":{"content":[]}}` {
+		t.Fatalf("the call: %s", got)
+	}
+	if rest := p.stop(t); len(rest) != 0 {
+		t.Fatalf("more lines: %q", rest)
+	}
+	if got := s.getsSeen(); len(got) != 1 || got[0] != "session=s-1 version=2025-06-18 accept=text/event-stream auth=Bearer t0ken" {
+		t.Fatalf("the GETs: %q", got)
+	}
+}
+
+// A server that offers no stream (405), refuses it, or ends it: the
+// stream is asked for once, and calls go on as before.
+func TestHTTPUpstreamOwnStreamRefused(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		s    *streamServer
+	}{
+		{"405", &streamServer{getStatus: http.StatusMethodNotAllowed}},
+		{"400", &streamServer{getStatus: http.StatusBadRequest}},
+		{"ended", &streamServer{events: "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n\n"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := httptest.NewServer(c.s)
+			defer srv.Close()
+			p := startHTTPPeer(t, srv.URL, nil)
+			p.send(t, httpInit)
+			p.next(t)
+			p.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+			if c.name == "ended" {
+				if got := p.next(t); !strings.Contains(got, "notifications/message") {
+					t.Fatalf("the stream's line: %s", got)
+				}
+			}
+			for range 2 {
+				p.send(t, httpCall)
+				if got := p.next(t); got != `{"jsonrpc":"2.0","id":"x-1","result":{"content":[]}}` {
+					t.Fatalf("the call: %s", got)
+				}
+			}
+			if rest := p.stop(t); len(rest) != 0 {
+				t.Fatalf("more lines: %q", rest)
+			}
+			if got := c.s.getsSeen(); len(got) != 1 {
+				t.Fatalf("%d GETs, want 1: %q", len(got), got)
+			}
+		})
 	}
 }
