@@ -138,6 +138,7 @@ func (h *httpUpstream) run() {
 		if m.Kind == wire.KindRequest && m.Method == "initialize" {
 			h.mu.Lock()
 			h.sess.rememberInit(m)
+			h.sessionID, h.protocol = "", "" // an initialize begins a session: sent without one
 			h.post(line, m, true)
 			h.mu.Unlock()
 			continue

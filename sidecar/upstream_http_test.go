@@ -895,3 +895,28 @@ func TestHTTPUpstreamOwnStreamRefused(t *testing.T) {
 		})
 	}
 }
+
+// A second initialize of the client's begins a session afresh: it is sent
+// without the session id, so a server's 404 to it is no session's end.
+func TestHTTPUpstreamSecondInitialize(t *testing.T) {
+	f := &forgetfulServer{live: map[string]bool{}, status: http.StatusNotFound}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	p := startHTTPPeer(t, srv.URL, nil)
+	p.send(t, httpInit)
+	p.next(t)
+	f.forget()
+	p.send(t, httpInit)
+	if got := p.next(t); !strings.Contains(got, `"result"`) {
+		t.Fatalf("the second initialize: %s", got)
+	}
+	p.send(t, callLine("x-1"))
+	if got := p.next(t); !strings.Contains(got, `"in s-2"`) {
+		t.Fatalf("x-1: %s", got)
+	}
+	for _, r := range f.requests() {
+		if strings.Contains(r, `"initialize"`) && !strings.HasPrefix(r, "POST session= version= ") {
+			t.Fatalf("an initialize was sent under a session: %s", r)
+		}
+	}
+}
