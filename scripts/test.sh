@@ -196,6 +196,15 @@ fuzz_all() {
 	./sidecar/policy/glob/ FuzzMatch later
 	./sidecar/policy/redact/ FuzzJSON later
 	./sidecar/settings/ FuzzParseYAML later
+	./sidecar/approval/ FuzzQueueAnswer later
+	./sidecar/approval/ FuzzParseElicitResult later
+	./sidecar/approval/ FuzzInputAnswer later
+	./sidecar/page/ FuzzCancellationFile later
+	./sidecar/page/ FuzzRegistration later
+	./sidecar/approvalkube/ FuzzApprovalRequest later
+	./sidecar/ FuzzReadEvents later
+	./sidecar/ FuzzErrorBodyMessage later
+	./receipts/book/ FuzzVerifyOnEveryCore later
 	EOF
 }
 

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	neturl "net/url"
 	"strings"
 	"sync"
 	"time"
@@ -191,7 +192,7 @@ func (h *httpUpstream) post(line []byte, m *wire.Message, init bool) {
 	resp, err := h.client.Do(req)
 	if err != nil {
 		if h.ctx.Err() == nil {
-			h.log.Warn("the HTTP tool server could not be reached", slog.String("error", err.Error()))
+			h.log.Warn("the HTTP tool server could not be reached", slog.String("error", withoutURL(err).Error()))
 			h.fail(m, unreachable(err))
 		}
 		return
@@ -489,4 +490,14 @@ func (h *httpUpstream) fail(m *wire.Message, why string) {
 	if err := h.w.WriteLine(wire.ErrorLine(m.ID, wire.CodeInternalError, why, nil)); err != nil && !errors.Is(err, io.ErrClosedPipe) {
 		h.log.Warn("handing on an HTTP failure", slog.String("error", strings.TrimSpace(err.Error())))
 	}
+}
+
+// withoutURL is err without the address it names (*url.Error): the
+// settings' URL may carry a token in its query, and logs hold no secret.
+func withoutURL(err error) error {
+	var ue *neturl.Error
+	if errors.As(err, &ue) {
+		return fmt.Errorf("%s: %w", ue.Op, ue.Err)
+	}
+	return err
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -256,7 +257,7 @@ func (q *Queue) Ask(ctx context.Context, r *Request, answer func(Answer)) error 
 	path := filepath.Join(q.dir, FileName(r.ID))
 	keep := false
 	if r.Restored() {
-		if data, err := os.ReadFile(path); err == nil {
+		if data, _, err := readQueueFile(path); err == nil {
 			if f, err := ParseFile(data); err == nil && sameRequest(want, f) {
 				want, keep = f, true
 				want.Approved, want.AnsweredWith = nil, ""
@@ -328,20 +329,11 @@ func (q *Queue) watch(ctx context.Context, r *Request, want File, path string, a
 // read reads the file: an answer, or why it is none ("" when it simply
 // waits).
 func (q *Queue) read(r *Request, want File, path string) (Answer, string, bool) {
-	fh, err := os.Open(path)
+	data, st, err := readQueueFile(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return Answer{}, "the file is gone", false
 		}
-		return Answer{}, "unreadable: " + err.Error(), false
-	}
-	defer func() { _ = fh.Close() }() // read only: a failed close loses nothing
-	st, err := fh.Stat()
-	if err != nil {
-		return Answer{}, "unreadable: " + err.Error(), false
-	}
-	data, err := io.ReadAll(io.LimitReader(fh, MaxFileSize+1))
-	if err != nil {
 		return Answer{}, "unreadable: " + err.Error(), false
 	}
 	f, err := ParseFile(data)
@@ -363,6 +355,21 @@ func (q *Queue) read(r *Request, want File, path string) (Answer, string, bool) 
 	return Answer{Request: r.ID, Approved: *f.Approved, Channel: channel, Who: ownerOf(st), When: now()}, "", true
 }
 
+// readQueueFile reads a file of the queue folder (see openAnswer for the
+// files refused), at most MaxFileSize+1 bytes: ParseFile refuses more.
+func readQueueFile(path string) ([]byte, fs.FileInfo, error) {
+	fh, st, err := openAnswer(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() { _ = fh.Close() }() // read only: a failed close loses nothing
+	data, err := io.ReadAll(io.LimitReader(fh, MaxFileSize+1))
+	if err != nil {
+		return nil, nil, err
+	}
+	return data, st, nil
+}
+
 // Waiting lists the request files of dir that wait for an answer (approved
 // null, not past expiresAt at t), by expiry, soonest first. Files that do
 // not parse are left out and named in skipped.
@@ -375,7 +382,7 @@ func Waiting(dir string, t time.Time) (files []File, skipped []string, err error
 		return nil, nil, fmt.Errorf("approval: the queue folder %s: %w", dir, err)
 	}
 	for _, name := range names {
-		data, err := os.ReadFile(name)
+		data, _, err := readQueueFile(name)
 		if err != nil {
 			skipped = append(skipped, filepath.Base(name))
 			continue
@@ -407,7 +414,7 @@ func AnswerFile(dir, id string, approved bool, t time.Time) (File, error) {
 	if !canon.IsID(id) {
 		return File{}, fmt.Errorf("approval: %q is not a request id (22 characters of base64url)", id)
 	}
-	data, err := os.ReadFile(filepath.Join(dir, FileName(id)))
+	data, _, err := readQueueFile(filepath.Join(dir, FileName(id)))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return File{}, fmt.Errorf("approval: no request %s waits in %s (answered, ended or never made)", id, dir)

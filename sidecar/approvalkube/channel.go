@@ -129,8 +129,8 @@ func (c *Channel) Ask(ctx context.Context, r *approval.Request, answer func(appr
 	if apierrors.IsAlreadyExists(err) {
 		created, err = c.ri.Get(ctx, name, metav1.GetOptions{})
 		if err == nil {
-			if id, _, _ := unstructured.NestedString(created.Object, "spec", "requestId"); id != r.ID {
-				return fmt.Errorf("approvalkube: ApprovalRequest %s/%s is there for another request", c.o.Namespace, name)
+			if berr := bound(created, obj, !r.Restored()); berr != nil {
+				return fmt.Errorf("approvalkube: ApprovalRequest %s/%s is there for another request: %w; delete it to ask again", c.o.Namespace, name, berr)
 			}
 		}
 	}
@@ -273,6 +273,9 @@ func (c *Channel) next(ctx context.Context, name, resourceVersion string) (*unst
 
 // answerOf reads the answer in obj's status, if any.
 func answerOf(obj *unstructured.Unstructured, id string) (approval.Answer, bool) {
+	if rid, _, _ := unstructured.NestedString(obj.Object, "spec", "requestId"); rid != id {
+		return approval.Answer{}, false // another object under the name: not an answer to this request
+	}
 	ans, _, _ := unstructured.NestedString(obj.Object, "status", "answer")
 	who, _, _ := unstructured.NestedString(obj.Object, "status", "answeredBy")
 	if (ans != AnswerApproved && ans != AnswerDeclined) || who == "" {

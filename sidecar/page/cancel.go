@@ -16,21 +16,15 @@ import (
 // and checks it against the slip s with consent.CheckCancellation. A
 // missing file is os.ErrNotExist.
 func ReadCancellation(path string, s *slip.Slip) (*slip.Cancellation, error) {
-	fh, err := os.Open(path)
+	data, err := readRegular(path)
 	if err != nil {
-		return nil, err
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("page: reading the cancellation file %s: %w", path, err)
 	}
-	defer func() { _ = fh.Close() }() // read only: a failed close loses nothing
-	st, err := fh.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if st.Size() > MaxFileSize {
+	if len(data) > MaxFileSize {
 		return nil, fmt.Errorf("page: the cancellation file %s is larger than 1 MiB", path)
-	}
-	data := make([]byte, st.Size())
-	if _, err := fh.ReadAt(data, 0); err != nil {
-		return nil, fmt.Errorf("page: reading %s: %w", path, err)
 	}
 	v, err := recordValue(data)
 	if err != nil {

@@ -9,7 +9,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
+	"syscall"
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/consent"
@@ -17,6 +19,7 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 	"github.com/seed-6e06167c/mcp-executor/receipts/slip"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/approval"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
 )
 
 // ChannelPage is the channel name of answers given with the passkey.
@@ -125,16 +128,32 @@ func DeclineSigningInput(fingerprint string) []byte {
 // readStrict reads a JSON file of at most MaxFileSize into v, refusing
 // unknown members and trailing text.
 func readStrict(path string, v any) error {
-	fh, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = fh.Close() }() // read only: a failed close loses nothing
-	data, err := io.ReadAll(io.LimitReader(fh, MaxFileSize+1))
+	data, err := readRegular(path)
 	if err != nil {
 		return err
 	}
 	return decodeStrict(data, v)
+}
+
+// readRegular reads at most MaxFileSize+1 bytes of the regular file at
+// path. The open does not block (O_NONBLOCK) and anything but a regular
+// file is refused, so a FIFO or a device put where a file is awaited
+// cannot stop the reader that polls it. A symbolic link is followed: a
+// passkey or cancellation file may come from a mounted Secret.
+func readRegular(path string) ([]byte, error) {
+	fh, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = fh.Close() }() // read only: a failed close loses nothing
+	st, err := fh.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s)", path, st.Mode().Type())
+	}
+	return io.ReadAll(io.LimitReader(fh, MaxFileSize+1))
 }
 
 func decodeStrict(data []byte, v any) error {
@@ -149,6 +168,51 @@ func decodeStrict(data []byte, v any) error {
 	if dec.More() {
 		return errors.New("text after the JSON object")
 	}
+	return checkNames(data, reflect.TypeOf(v))
+}
+
+// checkNames refuses what encoding/json reads differently from a strict
+// reader: a member named twice (it keeps the last) or named in another
+// case than the field (it matches without regard to case), at any depth.
+func checkNames(data []byte, t reflect.Type) error {
+	if _, dup := wire.FoldedDuplicate(data); dup {
+		return errors.New("a member is named twice (or twice under case folding)")
+	}
+	return exactNames(data, t)
+}
+
+// exactNames confirms that each member of the JSON object data is named
+// exactly as a field of the struct t (or *t) says, at every depth where
+// the value is again a struct.
+func exactNames(data []byte, t reflect.Type) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || t == reflect.TypeOf(json.RawMessage{}) {
+		return nil
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(data, &members); err != nil || members == nil {
+		return nil // not an object: the decoder said so, or it is null
+	}
+	fields := map[string]reflect.Type{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" {
+			name = f.Name
+		}
+		fields[name] = f.Type
+	}
+	for name, raw := range members {
+		ft, ok := fields[name]
+		if !ok {
+			return fmt.Errorf("member %q is not named as the file names it", name)
+		}
+		if err := exactNames(raw, ft); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -157,6 +221,9 @@ func recordValue(raw []byte) (any, error) {
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return nil, fmt.Errorf("not JSON: %w", err)
+	}
+	if _, dup := wire.FoldedDuplicate(raw); dup {
+		return nil, errors.New("a member is named twice (or twice under case folding)")
 	}
 	return v, nil
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -19,7 +20,9 @@ import (
 // a member named twice or not known is refused as in JSON, at the same
 // place. What JSON cannot say the same way is refused: anchors and aliases,
 // "<<" merges, tags other than the core ones, member names that are not
-// text, more than one document, and numbers JSON has not (.inf, .nan).
+// text, more than one document, numbers JSON has not (.inf, .nan), whole
+// numbers YAML 1.1 and 1.2 read differently (017, 1_000, 0b1), and a %YAML
+// directive. A float is never taken where a whole number is asked (1.0).
 
 // IsYAML reports whether file is read as YAML (by its name).
 func IsYAML(file string) bool {
@@ -34,6 +37,9 @@ func yamlErr(n *yaml.Node, format string, args ...any) error {
 // yamlToJSON converts one YAML document to JSON text, member order kept
 // and members named twice kept (for the JSON reader to refuse by place).
 func yamlToJSON(data []byte) ([]byte, error) {
+	if err := yamlVersion(data); err != nil {
+		return nil, err
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
@@ -57,6 +63,23 @@ func yamlToJSON(data []byte) ([]byte, error) {
 		return nil, err
 	}
 	return out.Bytes(), nil
+}
+
+// yamlVersion refuses a %YAML directive: the reader here follows YAML 1.2
+// (on, yes and 017 are text and 17) but takes only "%YAML 1.1" (and
+// refuses 1.2), and a file that says 1.1 would be read by a 1.1 reader
+// as true and 15.
+func yamlVersion(data []byte) error {
+	for line := range bytes.Lines(data) {
+		line = bytes.TrimRight(bytes.TrimPrefix(line, []byte("\uFEFF")), " \t\r\n")
+		if bytes.HasPrefix(line, []byte("%YAML")) {
+			return &Error{Reason: fmt.Sprintf("%q: leave the directive out: the settings are read as YAML 1.2", line)}
+		}
+		if bytes.HasPrefix(line, []byte("---")) || (len(line) > 0 && line[0] != '%' && line[0] != '#') {
+			return nil // directives come only before the document
+		}
+	}
+	return nil
 }
 
 func yamlValue(out *bytes.Buffer, n *yaml.Node, depth int) error {
@@ -128,6 +151,9 @@ func yamlScalar(out *bytes.Buffer, n *yaml.Node) error {
 		}
 		out.WriteString(strconv.FormatBool(b))
 	case "!!int":
+		if !yamlIntRE.MatchString(n.Value) {
+			return yamlErr(n, "%q is read differently by YAML 1.1 and 1.2 readers: write plain digits (or 0x…, 0o…)", n.Value)
+		}
 		var i int64
 		if err := n.Decode(&i); err != nil {
 			return yamlErr(n, "a whole number out of range")
@@ -138,12 +164,24 @@ func yamlScalar(out *bytes.Buffer, n *yaml.Node) error {
 		if err := n.Decode(&f); err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
 			return yamlErr(n, "%q is not a number JSON can hold", n.Value)
 		}
-		out.WriteString(strconv.FormatFloat(f, 'g', -1, 64))
+		// Kept a fraction: 1.0 and 1e3 are not whole numbers in JSON, and
+		// are not read as such here either.
+		text := strconv.FormatFloat(f, 'g', -1, 64)
+		if !strings.ContainsAny(text, ".e") {
+			text += ".0"
+		}
+		out.WriteString(text)
 	default:
 		return yamlErr(n, "the tag %s is not allowed: write the value as text", tag)
 	}
 	return nil
 }
+
+// yamlIntRE is the whole numbers every YAML reader reads alike: decimal
+// without a leading zero (YAML 1.1 reads 017 as octal 15, 1.2 as 17),
+// 0x hexadecimal and 0o octal; no "_" (1.1 drops it, 1.2 reads text) and
+// no 0b (1.1 only).
+var yamlIntRE = regexp.MustCompile(`^[-+]?(0|[1-9][0-9]*|0x[0-9a-fA-F]+|0o[0-7]+)$`)
 
 func writeJSONString(out *bytes.Buffer, s string) {
 	enc := json.NewEncoder(out)

@@ -159,3 +159,56 @@ func FuzzParseYAML(f *testing.F) {
 		checkPolicy(t, s)
 	})
 }
+
+// TestYAMLNumbersReadAlike: a number YAML 1.1 and 1.2 readers read
+// differently is refused, and a float is never taken as a whole number.
+func TestYAMLNumbersReadAlike(t *testing.T) {
+	for _, c := range []struct{ value, reason string }{
+		{"017", "read differently"},   // 1.1: octal 15; 1.2: 17
+		{"08", "whole number"},        // read as the float 8 here: not taken as whole
+		{"1_000", "read differently"}, // 1.1: 1000; 1.2: text
+		{"0b101", "read differently"}, // 1.1 only
+		{"0x_1F", "read differently"},
+		{"1.0", "whole number"},
+		{"1e3", "whole number"},
+		{"!!float 1500", "whole number"},
+		{".inf", "not a number JSON can hold"},
+		{"-.nan", "must be a whole number, not text"}, // text in YAML 1.2
+	} {
+		t.Run(c.value, func(t *testing.T) {
+			_, _, err := Parse("/work/x.yaml", []byte(editYAML("name: t\n", "name: t\nmaxWaiting: "+c.value+"\n")))
+			var se *Error
+			if !errors.As(err, &se) || !strings.Contains(se.Reason, c.reason) {
+				t.Fatalf("maxWaiting: %s: got %v, want %q", c.value, err, c.reason)
+			}
+		})
+	}
+	for value, want := range map[string]int{"16": 16, "0x10": 16, "0o20": 16, "+16": 16, `!!int "16"`: 16} {
+		s, _, err := Parse("/work/x.yaml", []byte(editYAML("name: t\n", "name: t\nmaxWaiting: "+value+"\n")))
+		if err != nil || s.MaxWaiting != want {
+			t.Errorf("maxWaiting: %s: %v %v", value, err, s)
+		}
+	}
+}
+
+// TestYAMLVersionDirective: a file that says it is YAML 1.1 would be read
+// by a 1.1 reader otherwise (on as true, 017 as 15): any %YAML directive is
+// refused. A BOM before YAML is read as nothing; a JSON file with one is
+// refused.
+func TestYAMLVersionDirective(t *testing.T) {
+	for text, want := range map[string]string{
+		"%YAML 1.1\n---\n" + yamlBase:            "leave the directive out",
+		"\uFEFF%YAML 1.1\n---\n" + yamlBase:      "leave the directive out",
+		"# c\n%YAML   1.1 # x\n---\n" + yamlBase: "leave the directive out",
+		"%YAML 1.2\n---\n" + yamlBase:            "leave the directive out",
+		"\uFEFF" + yamlBase:                      "",
+	} {
+		_, _, err := Parse("/work/x.yaml", []byte(text))
+		if (want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), want)) {
+			t.Errorf("%q: got %v, want %q", text[:20], err, want)
+		}
+	}
+	if _, _, err := Parse("/work/x.json", []byte("\uFEFF"+base)); err == nil {
+		t.Error("a JSON settings file with a BOM was read")
+	}
+}
