@@ -226,7 +226,7 @@ func (h *httpUpstream) renew(n int, params []byte, initialized bool) error {
 func (h *httpUpstream) exchange(ctx context.Context, line, id []byte) (answer []byte, sid string, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.url, bytes.NewReader(line))
 	if err != nil {
-		return nil, "", err
+		return nil, "", withoutURL(err)
 	}
 	h.setHeaders(req)
 	req.Header.Set("Content-Type", "application/json")
@@ -256,12 +256,12 @@ func (h *httpUpstream) exchange(ctx context.Context, line, id []byte) (answer []
 		}
 	}
 	if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); ct == "text/event-stream" {
-		err = eachEvent(resp.Body, deliver)
+		err = withoutURL(eachEvent(resp.Body, deliver))
 	} else if resp.StatusCode != http.StatusAccepted && resp.StatusCode != http.StatusNoContent {
 		body, rerr := io.ReadAll(io.LimitReader(resp.Body, wire.MaxLine+1))
 		switch {
 		case rerr != nil:
-			err = rerr
+			err = withoutURL(rerr)
 		case len(body) > wire.MaxLine:
 			err = errors.New("the answer is over 16 MiB")
 		default:

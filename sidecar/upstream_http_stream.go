@@ -73,7 +73,7 @@ func (h *httpUpstream) openStream(sid, protocol string) {
 func (h *httpUpstream) stream(ctx context.Context, sid, protocol string) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.url, nil)
 	if err != nil {
-		h.log.Warn("the HTTP tool server's own stream could not be asked for", slog.String("error", err.Error()))
+		h.log.Warn("the HTTP tool server's own stream could not be asked for", slog.String("error", withoutURL(err).Error()))
 		return
 	}
 	for k, v := range h.headers {
@@ -120,7 +120,7 @@ func (h *httpUpstream) stream(ctx context.Context, sid, protocol string) {
 		return
 	}
 	if err != nil {
-		h.log.Warn("the HTTP tool server's own stream could not be read further; not opened again until a new session", slog.String("error", err.Error()))
+		h.log.Warn("the HTTP tool server's own stream could not be read further; not opened again until a new session", slog.String("error", withoutURL(err).Error()))
 		return
 	}
 	h.log.Info("the HTTP tool server's own stream ended; not opened again until a new session")
