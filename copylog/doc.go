@@ -75,7 +75,9 @@
 // names another executor ([ErrOtherExecutor]); the numbers show a line taken
 // out, put twice or moved ([ErrTampered]); the last line has no LF, cut by a
 // stop ([ErrCutLine]). A copy cut at a line end cannot be seen: nothing in a
-// line says it is the last.
+// line says it is the last. A cut last line was never acknowledged (no write
+// returns before its fdatasync), so the executor's start sets it aside
+// ([RepairTornLine]) and goes on; [ReadFile] and compare still name it.
 //
 // # Durability
 //

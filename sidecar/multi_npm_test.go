@@ -924,8 +924,10 @@ func TestMultiServersUnderscoreSeparator(t *testing.T) {
 
 // The everything server restarting behind a running executor loses the
 // executor's HTTP session: the next call to it ends at once with an error
-// naming the HTTP status and what the server said (the executor does not
-// open a new session by itself), with its receipt; the stdio servers go on.
+// naming the HTTP status and what the server said (400 and its JSON-RPC
+// message, where the transport says 404), and is not sent again, with its
+// receipt; the stdio servers go on; the call after that begins a new
+// session (logged) and goes through, with its receipt.
 func TestMultiServersHTTPServerRestart(t *testing.T) {
 	t.Parallel()
 	port := freePort(t)
@@ -939,6 +941,7 @@ func TestMultiServersHTTPServerRestart(t *testing.T) {
 		{Op: "waitFile", Name: resume},
 		{Op: "call", Name: "web.echo", Args: map[string]any{"message": "after"}},
 		{Op: "call", Name: "ev.echo", Args: map[string]any{"message": "stdio goes on"}},
+		{Op: "call", Name: "web.echo", Args: map[string]any{"message": "in a new session"}},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -974,26 +977,107 @@ func TestMultiServersHTTPServerRestart(t *testing.T) {
 	var out struct {
 		Steps []stepResult `json:"steps"`
 	}
-	if err := json.Unmarshal([]byte(stdout.String()), &out); err != nil || len(out.Steps) != 5 {
+	if err := json.Unmarshal([]byte(stdout.String()), &out); err != nil || len(out.Steps) != 6 {
 		t.Fatalf("the client printed %s (%v)", stdout.String(), err)
 	}
 	if r := out.Steps[0]; r.IsError || !strings.Contains(r.text(), "before") {
 		t.Errorf("web.echo before the restart: %+v", r)
 	}
-	if r := out.Steps[3]; !strings.Contains(r.Error, "the HTTP tool server answered 400 Bad Request (it says: Bad Request: No valid session ID provided)") {
+	if r := out.Steps[3]; !strings.Contains(r.Error, "the HTTP tool server answered 400 Bad Request (it says: Bad Request: No valid session ID provided); "+
+		"the executor takes it as the session's end: this request was not sent again; the executor begins a new session for the next one") {
 		t.Errorf("web.echo after the restart: %+v", r)
 	}
 	if r := out.Steps[4]; r.IsError || !strings.Contains(r.text(), "stdio goes on") {
 		t.Errorf("ev.echo after the restart: %+v", r)
 	}
-	receipts := 0
+	if r := out.Steps[5]; r.IsError || r.Error != "" || !strings.Contains(r.text(), "in a new session") {
+		t.Errorf("web.echo in the new session: %+v", r)
+	}
+	if n := strings.Count(stderr.String(), "a new session with the HTTP tool server began"); n != 1 {
+		t.Errorf("%d new sessions logged, want 1; stderr:\n%s", n, stderr.String())
+	}
+	if strings.Contains(strings.ToLower(stderr.String()), "mcp-session-id:") {
+		t.Errorf("a session header was logged; stderr:\n%s", stderr.String())
+	}
+	// Each call has its receipt, in the order made: the call that met the
+	// ended session binds its error.
+	tools := map[string]string{}
+	var outcomes []string
 	for _, ln := range m.copyLines(t) {
-		if ln.Kind == copylog.KindReceipt {
-			receipts++
+		switch {
+		case ln.Kind == copylog.KindSent:
+			tools[ln.Call] = ln.Tool
+		case ln.Kind == copylog.KindReceipt && ln.Outcome != nil:
+			outcomes = append(outcomes, tools[ln.Call]+" "+ln.Outcome.Name)
 		}
 	}
-	if receipts != 3 {
-		t.Errorf("%d receipts in the copy, want 3", receipts)
+	want := []string{"web.echo " + receipt.LabelToolResult, "web.echo " + receipt.LabelError,
+		"ev.echo " + receipt.LabelToolResult, "web.echo " + receipt.LabelToolResult}
+	if strings.Join(outcomes, ", ") != strings.Join(want, ", ") {
+		t.Errorf("the receipts: %v, want %v", outcomes, want)
+	}
+	m.checkRecords(t)
+}
+
+// The everything server's own messages over its GET stream reach the
+// client through the executor: toggle-simulated-logging sends a log
+// message at once outside the call's answer (the TypeScript SDK's server
+// puts a notification related to no request on the session's GET stream,
+// and drops it when none is open), and the client gets it.
+func TestMultiServersHTTPOwnStream(t *testing.T) {
+	t.Parallel()
+	port := freePort(t)
+	startEverythingHTTP(t, port)
+	m := newMultiEnv(t, "http://127.0.0.1:"+port+"/mcp")
+	editSettings(t, m.env.SettingsPath, func(set map[string]any) {
+		set["tools"].(map[string]any)["web.toggle-simulated-logging"] = map[string]any{"action": "provared.code.run"}
+	})
+	dir := t.TempDir()
+	logTo := filepath.Join(dir, "log.jsonl")
+	plan, err := json.Marshal(map[string]any{"logTo": logTo, "steps": []step{
+		{Op: "call", Name: "web.toggle-simulated-logging"},
+		{Op: "waitFile", Name: logTo},
+		{Op: "call", Name: "web.echo", Args: map[string]any{"message": "after the log"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	planPath := filepath.Join(dir, "plan.json")
+	if err := os.WriteFile(planPath, plan, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	node, _ := npmServer(t, "server-filesystem")
+	client, _ := filepath.Abs(filepath.Join("..", "testdata", "multi", "client.mjs"))
+	cmd := exec.Command(node, client, planPath, executorBin, "stdio", "--config", m.env.SettingsPath)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("the client: %v\nstderr:\n%s", err, stderr.String())
+	}
+	var out struct {
+		Steps []stepResult `json:"steps"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil || len(out.Steps) != 3 {
+		t.Fatalf("the client printed %s (%v)\nstderr:\n%s", stdout.String(), err, stderr.String())
+	}
+	if r := out.Steps[0]; r.IsError || !strings.Contains(r.text(), "Started simulated") {
+		t.Errorf("web.toggle-simulated-logging: %+v", r)
+	}
+	if r := out.Steps[1]; r.Error != "" {
+		t.Fatalf("no log message reached the client: %+v\nstderr:\n%s", r, stderr.String())
+	}
+	if r := out.Steps[2]; r.IsError || !strings.Contains(r.text(), "after the log") {
+		t.Errorf("web.echo: %+v", r)
+	}
+	logged, err := os.ReadFile(logTo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(logged), "message - SessionId ") {
+		t.Errorf("the log messages the client got: %s", logged)
+	}
+	if !strings.Contains(stderr.String(), "the HTTP tool server's own stream is open") {
+		t.Errorf("the stream's opening is not logged; stderr:\n%s", stderr.String())
 	}
 	m.checkRecords(t)
 }

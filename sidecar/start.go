@@ -139,9 +139,13 @@ func loadParts(ctx context.Context, set *settings.Settings, cl *closers, log *sl
 	return p, nil
 }
 
-// openRecords opens the book (repairing a torn last line the copy
-// explains), adds the slip to it, and opens the copy.
+// openRecords sets aside a torn last line of the copy, opens the book
+// (repairing a torn last line the copy explains), adds the slip to it,
+// and opens the copy.
 func openRecords(set *settings.Settings, p *parts, cl *closers, log *slog.Logger) error {
+	if err := boot.RepairTornCopy(set, log); err != nil {
+		return err
+	}
 	if err := boot.RepairTornBook(set, p.copyKey, log); err != nil {
 		return err
 	}

@@ -36,8 +36,7 @@ import (
 // one that does not verify is refused. The session id (Mcp-Session-Id) and
 // protocol version of the initialize answer are sent with every later
 // request. The optional GET stream for messages the server sends on its own
-// is not opened: such a server's requests and notifications reach the
-// client only within the answers to POSTs.
+// is opened once the session is ready (upstream_http_stream.go).
 //
 // A hostile or broken server cannot hold a request open or leak the
 // headers: a request whose POST answer (a JSON body or an event stream)
@@ -47,7 +46,9 @@ import (
 // read further; a redirect is followed only within the URL's origin
 // (scheme, host and port), so the headers never go to another host, and
 // only when it keeps the POST (307, 308); a 404
-// to a request under a session id says the session ended.
+// to a request under a session id says the session ended: that request
+// ends with its error, and the next line begins a new session first
+// (upstream_http_session.go).
 type httpUpstream struct {
 	url     string
 	headers http.Header
@@ -63,6 +64,7 @@ type httpUpstream struct {
 	mu        sync.RWMutex // held for writing while an initialize is being answered
 	sessionID string
 	protocol  string
+	sess      httpSession // what a new session needs (upstream_http_session.go)
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -136,15 +138,18 @@ func (h *httpUpstream) run() {
 		}
 		if m.Kind == wire.KindRequest && m.Method == "initialize" {
 			h.mu.Lock()
+			h.sess.rememberInit(m)
+			h.sessionID, h.protocol = "", "" // an initialize begins a session: sent without one
 			h.post(line, m, true)
 			h.mu.Unlock()
+			continue
+		}
+		if !h.sessionFor(m) {
 			continue
 		}
 		h.posts.Add(1)
 		go func() {
 			defer h.posts.Done()
-			h.mu.RLock()
-			defer h.mu.RUnlock()
 			h.post(line, m, false)
 		}()
 	}
@@ -162,15 +167,26 @@ func (h *httpUpstream) setHeaders(req *http.Request) {
 	}
 }
 
-// post sends one message and hands the server's answer on. Callers hold
-// h.mu (for writing when init is set).
+// postHeaders sets the headers of a POST. An initialize (init) is posted
+// with h.mu held for writing; any other message reads the session under
+// h.mu only while its headers are set, so a new session waits for no
+// request in flight.
+func (h *httpUpstream) postHeaders(req *http.Request, init bool) {
+	if !init {
+		h.mu.RLock()
+		defer h.mu.RUnlock()
+	}
+	h.setHeaders(req)
+}
+
+// post sends one message and hands the server's answer on.
 func (h *httpUpstream) post(line []byte, m *wire.Message, init bool) {
 	req, err := http.NewRequestWithContext(h.ctx, http.MethodPost, h.url, bytes.NewReader(line))
 	if err != nil {
 		h.fail(m, "the request could not be made: "+err.Error())
 		return
 	}
-	h.setHeaders(req)
+	h.postHeaders(req, init)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	resp, err := h.client.Do(req)
@@ -192,6 +208,7 @@ func (h *httpUpstream) post(line []byte, m *wire.Message, init bool) {
 			h.sessionID = sid
 		}
 	}
+	h.ready(m, req, resp.StatusCode)
 	if resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent {
 		if m.Kind == wire.KindRequest {
 			h.fail(m, "the HTTP tool server accepted the request without answering it (HTTP "+resp.Status+")")
@@ -201,6 +218,9 @@ func (h *httpUpstream) post(line []byte, m *wire.Message, init bool) {
 	if resp.StatusCode/100 != 2 {
 		h.httpError(m, req, resp)
 		return
+	}
+	if m.Kind == wire.KindRequest {
+		h.sess.answered()
 	}
 	answered := false
 	seen := func(msg []byte) {
@@ -252,21 +272,28 @@ func visibleASCII(s string) bool {
 	return true
 }
 
-// httpError answers m, whose POST got an HTTP error status: a 404 under a
-// session id is the session's end (the transport's rule); otherwise the
-// status and the server's JSON-RPC message, when its body holds one.
+// httpError answers m, whose POST got an HTTP error status: the status
+// and the server's JSON-RPC message, when its body holds one. A 404 under
+// a session id is the session's end (the transport's rule), and so is a
+// 400 under a session id whose message names the session (as servers
+// built on the TypeScript SDK's example answer): m is not sent again, and
+// the next line begins a new session (sessionEnded).
 func (h *httpUpstream) httpError(m *wire.Message, req *http.Request, resp *http.Response) {
 	said := errorBodyMessage(resp.Body)
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-	if resp.StatusCode == http.StatusNotFound && req.Header.Get("Mcp-Session-Id") != "" {
+	ended := sessionEnded(req, resp.StatusCode, said)
+	if resp.StatusCode == http.StatusNotFound && ended {
 		h.log.Warn("the HTTP tool server no longer knows the executor's session", slog.Int("status", resp.StatusCode))
-		h.fail(m, "the HTTP tool server no longer knows the session (HTTP 404): it expired or the server restarted; restart the executor to begin a new session")
+		h.fail(m, "the HTTP tool server no longer knows the session (HTTP 404): it expired or the server restarted; "+h.sessionGone(req))
 		return
 	}
-	h.log.Warn("the HTTP tool server answered with an HTTP error", slog.Int("status", resp.StatusCode))
+	h.log.Warn("the HTTP tool server answered with an HTTP error", slog.Int("status", resp.StatusCode), slog.Bool("sessionEnded", ended))
 	why := "the HTTP tool server answered " + resp.Status
 	if said != "" {
 		why += " (it says: " + said + ")"
+	}
+	if ended {
+		why += "; the executor takes it as the session's end: " + h.sessionGone(req)
 	}
 	h.fail(m, why)
 }
@@ -368,6 +395,12 @@ func sameID(a, b []byte) bool {
 // seen of each message handed on. It returns the stream's read error (an
 // event over 16 MiB among them).
 func (h *httpUpstream) readEvents(body io.Reader, init bool, seen func([]byte)) error {
+	return eachEvent(body, func(data []byte) { seen(h.emit(data, init)) })
+}
+
+// eachEvent calls deliver with the data of each event of an event stream
+// (at most 16 MiB each), and returns the stream's read error.
+func eachEvent(body io.Reader, deliver func([]byte)) error {
 	sc := bufio.NewScanner(body)
 	sc.Buffer(make([]byte, 64*1024), wire.MaxLine+1)
 	var data []byte
@@ -376,7 +409,7 @@ func (h *httpUpstream) readEvents(body io.Reader, init bool, seen func([]byte)) 
 		switch {
 		case len(ln) == 0:
 			if len(data) > 0 {
-				seen(h.emit(data, init))
+				deliver(data)
 				data = nil
 			}
 		case bytes.HasPrefix(ln, []byte("data:")):
@@ -397,7 +430,7 @@ func (h *httpUpstream) readEvents(body io.Reader, init bool, seen func([]byte)) 
 		return err
 	}
 	if len(data) > 0 {
-		seen(h.emit(data, init))
+		deliver(data)
 	}
 	return nil
 }
@@ -405,6 +438,27 @@ func (h *httpUpstream) readEvents(body io.Reader, init bool, seen func([]byte)) 
 // emit writes one message of the server's as one line, and returns the
 // line (nil when none was written).
 func (h *httpUpstream) emit(msg []byte, init bool) []byte {
+	msg = h.oneLine(msg)
+	if msg == nil {
+		return nil
+	}
+	if init {
+		if m, err := wire.Inspect(msg); err == nil && m.Result != nil {
+			if v, found, _ := wire.Pointer(m.Result, "/protocolVersion"); found {
+				if p, ok := unquoteID(v); ok {
+					h.protocol = p
+				}
+			}
+		}
+	}
+	h.hand(msg)
+	return msg
+}
+
+// oneLine is a message of the server's as one line: spaces around it taken
+// off, a pretty-printed one made compact; nil when there is none (or it
+// spans lines and is not JSON: dropped and logged).
+func (h *httpUpstream) oneLine(msg []byte) []byte {
 	msg = bytes.TrimSpace(msg)
 	if len(msg) == 0 {
 		return nil
@@ -417,19 +471,14 @@ func (h *httpUpstream) emit(msg []byte, init bool) []byte {
 		}
 		msg = b.Bytes()
 	}
-	if init {
-		if m, err := wire.Inspect(msg); err == nil && m.Result != nil {
-			if v, found, _ := wire.Pointer(m.Result, "/protocolVersion"); found {
-				if p, ok := unquoteID(v); ok {
-					h.protocol = p
-				}
-			}
-		}
-	}
+	return msg
+}
+
+// hand writes one line of the server's to the output.
+func (h *httpUpstream) hand(msg []byte) {
 	if err := h.w.WriteLine(msg); err != nil && !errors.Is(err, io.ErrClosedPipe) {
 		h.log.Warn("handing on a message of the HTTP tool server", slog.String("error", err.Error()))
 	}
-	return msg
 }
 
 // fail answers a request the server did not answer with a JSON-RPC error

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -132,7 +133,12 @@ const (
 func TestHTTPUpstreamEventStreamAndSession(t *testing.T) {
 	var mu sync.Mutex
 	var seen []string
+	notified := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			w.WriteHeader(http.StatusMethodNotAllowed) // no stream of its own (TestHTTPUpstreamOwnStream)
+			return
+		}
 		body, _ := io.ReadAll(r.Body)
 		mu.Lock()
 		seen = append(seen, r.Method+" session="+r.Header.Get("Mcp-Session-Id")+" version="+r.Header.Get("Mcp-Protocol-Version")+
@@ -147,6 +153,7 @@ func TestHTTPUpstreamEventStreamAndSession(t *testing.T) {
 			_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":"x-0","result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`)
 		case strings.Contains(string(body), `"notifications/initialized"`):
 			w.WriteHeader(http.StatusAccepted)
+			close(notified)
 		default:
 			w.Header().Set("Content-Type", "text/event-stream")
 			_, _ = io.WriteString(w, ": keep-alive\r\n\r\nevent: message\r\nid: 1\r\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progress\":1}}\r\n\r\n"+
@@ -166,6 +173,12 @@ func TestHTTPUpstreamEventStreamAndSession(t *testing.T) {
 	}
 	if got := p.next(t); got != `{"jsonrpc":"2.0","id":"x-1","result":{"content":[{"type":"text","text":"hi"}]}}` {
 		t.Fatalf("the answer: %s", got)
+	}
+	// The notification is posted beside the call (Stop would cancel it).
+	select {
+	case <-notified:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the notification did not reach the server within 20s")
 	}
 	if rest := p.stop(t); len(rest) != 0 {
 		t.Fatalf("more lines: %q", rest)
@@ -230,7 +243,7 @@ func TestHTTPUpstreamHostileServers(t *testing.T) {
 			w.WriteHeader(http.StatusBadRequest)
 			_, _ = io.WriteString(w, `{"error":{"message":"`+strings.Repeat("é", 300)+`"}}`)
 		}, nil, "answered 400 Bad Request (it says: " + strings.Repeat("é", 200) + "…)"},
-		{"404 to a request under a session", true, http.NotFound, nil, "no longer knows the session (HTTP 404): it expired or the server restarted; restart the executor"},
+		{"404 to a request under a session", true, http.NotFound, nil, "no longer knows the session (HTTP 404): it expired or the server restarted; this request was not sent again; the executor begins a new session"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -485,4 +498,425 @@ func FuzzErrorBodyMessage(f *testing.F) {
 			}
 		}
 	})
+}
+
+// forgetfulServer is a streamable-HTTP server that numbers its sessions
+// (s-1, s-2, …) and can forget them, as a server that restarted or let a
+// session expire does. It is a Go server, not a real MCP server, because
+// the test needs to forget a session at a chosen moment, see each POST as
+// it came (headers and body) and answer every session's end in the
+// transport's way (404) or as the TypeScript SDK's example does (400);
+// TestMultiServersHTTPServerRestart does the same with the real everything
+// server restarted behind the binary.
+type forgetfulServer struct {
+	mu       sync.Mutex
+	sessions int             // sessions begun
+	live     map[string]bool // session ids it knows
+	seen     []string        // "<method> session=<id> version=<v> body=<body>" for each request
+	status   int             // what it answers a session it does not know (404 or 400)
+	forgetAt bool            // forget every session right after its initialize
+	protocol string          // the version it agrees to ("" for what the client asks)
+}
+
+func (f *forgetfulServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet {
+		w.WriteHeader(http.StatusMethodNotAllowed) // no stream of its own (TestHTTPUpstreamOwnStream)
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	sid := r.Header.Get("Mcp-Session-Id")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.seen = append(f.seen, r.Method+" session="+sid+" version="+r.Header.Get("Mcp-Protocol-Version")+" body="+string(body))
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		} `json:"params"`
+	}
+	_ = json.Unmarshal(body, &m)
+	switch {
+	case r.Method == http.MethodDelete:
+		delete(f.live, sid)
+		w.WriteHeader(http.StatusOK)
+	case m.Method == "initialize" && sid == "":
+		f.sessions++
+		sid = "s-" + strconv.Itoa(f.sessions)
+		if !f.forgetAt {
+			f.live[sid] = true
+		}
+		v := f.protocol
+		if v == "" {
+			v = m.Params.ProtocolVersion
+		}
+		w.Header().Set("Mcp-Session-Id", sid)
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"protocolVersion\":%q,\"capabilities\":{\"tools\":{}},\"serverInfo\":{\"name\":\"f\",\"version\":\"1\"}}}\n\n", m.ID, v)
+	case !f.live[sid]:
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(f.status)
+		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"},"id":null}`)
+	case m.ID == nil:
+		w.WriteHeader(http.StatusAccepted)
+	default:
+		jsonAnswer(`{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"content":[{"type":"text","text":"in `+sid+`"}]}}`)(w, r)
+	}
+}
+
+func (f *forgetfulServer) forget() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	clear(f.live)
+}
+
+// requests is what the server saw, and forgets it.
+func (f *forgetfulServer) requests() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := f.seen
+	f.seen = nil
+	return out
+}
+
+func callLine(id string) string {
+	return `{"jsonrpc":"2.0","id":"` + id + `","method":"tools/call","params":{"name":"echo","arguments":{}}}`
+}
+
+// A server that forgot the session (404, or 400 naming the session): the
+// request that met the end gets its error and is not sent again; the next
+// request first begins a new session (the first initialize's params, the
+// protocol version agreed then, no session id; then
+// notifications/initialized under the new id), none of which reaches the
+// session, and then goes through under the new session.
+func TestHTTPUpstreamNewSession(t *testing.T) {
+	for _, status := range []int{http.StatusNotFound, http.StatusBadRequest} {
+		t.Run(strconv.Itoa(status), func(t *testing.T) {
+			f := &forgetfulServer{live: map[string]bool{}, status: status}
+			srv := httptest.NewServer(f)
+			defer srv.Close()
+			p := startHTTPPeer(t, srv.URL, nil)
+			p.send(t, httpInit)
+			p.next(t)
+			p.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+			p.send(t, callLine("x-1"))
+			if got := p.next(t); !strings.Contains(got, `"in s-1"`) {
+				t.Fatalf("x-1: %s", got)
+			}
+			f.requests()
+			f.forget()
+			p.send(t, callLine("x-2"))
+			if msg := errorMessage(t, p.next(t), "x-2"); !strings.Contains(msg, "this request was not sent again; the executor begins a new session for the next one") {
+				t.Fatalf("x-2: %q", msg)
+			}
+			p.send(t, callLine("x-3"))
+			if got := p.next(t); got != `{"jsonrpc":"2.0","id":"x-3","result":{"content":[{"type":"text","text":"in s-2"}]}}` {
+				t.Fatalf("x-3: %s", got)
+			}
+			want := []string{
+				`POST session=s-1 version=2025-06-18 body=` + callLine("x-2"),
+				`POST session= version= body={"jsonrpc":"2.0","id":"mcp-executor-session-1","method":"initialize","params":{"capabilities":{},"clientInfo":{"name":"t","version":"1"},"protocolVersion":"2025-06-18"}}`,
+				`POST session=s-2 version=2025-06-18 body={"jsonrpc":"2.0","method":"notifications/initialized"}`,
+				`POST session=s-2 version=2025-06-18 body=` + callLine("x-3"),
+			}
+			var got []string
+			for _, r := range f.requests() {
+				// The first notifications/initialized is posted beside x-1;
+				// it may come after x-1's answer.
+				if r != `POST session=s-1 version=2025-06-18 body={"jsonrpc":"2.0","method":"notifications/initialized"}` {
+					got = append(got, r)
+				}
+			}
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Fatalf("the server saw\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			if rest := p.stop(t); len(rest) != 0 {
+				t.Fatalf("more lines: %q", rest)
+			}
+		})
+	}
+}
+
+// A server that ends every session before answering a request: the
+// executor begins at most maxSessionRenewals new sessions in a row, then
+// sends no more and says to restart it.
+func TestHTTPUpstreamNewSessionBounded(t *testing.T) {
+	f := &forgetfulServer{live: map[string]bool{}, status: http.StatusNotFound, forgetAt: true}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	p := startHTTPPeer(t, srv.URL, nil)
+	p.send(t, httpInit)
+	p.next(t)
+	for i := range maxSessionRenewals + 1 {
+		id := "x-" + strconv.Itoa(i+1)
+		p.send(t, callLine(id))
+		want := "the executor begins a new session for the next one"
+		if i == maxSessionRenewals {
+			want = "the executor began 3 new sessions in a row and the server ended each before answering a request, so it begins no more: restart the executor"
+		}
+		if msg := errorMessage(t, p.next(t), id); !strings.Contains(msg, want) {
+			t.Fatalf("%s: %q, want %q", id, msg, want)
+		}
+	}
+	p.send(t, callLine("x-9"))
+	if msg := errorMessage(t, p.next(t), "x-9"); !strings.Contains(msg, "session ended: the executor began 3 new sessions in a row") {
+		t.Fatalf("x-9: %q", msg)
+	}
+	inits, calls := 0, 0
+	for _, r := range f.requests() {
+		switch {
+		case strings.Contains(r, `"initialize"`):
+			inits++
+		case strings.Contains(r, `"tools/call"`):
+			calls++
+		}
+	}
+	if inits != 1+maxSessionRenewals || calls != 1+maxSessionRenewals {
+		t.Fatalf("%d initializes and %d calls posted, want %d of each", inits, calls, 1+maxSessionRenewals)
+	}
+}
+
+// A new session is not begun when the server now agrees to another
+// protocol version, nor when it cannot be reached: the request that asked
+// for it ends with that error, not sent; a request answered later begins
+// the count afresh.
+func TestHTTPUpstreamNewSessionRefused(t *testing.T) {
+	f := &forgetfulServer{live: map[string]bool{}, status: http.StatusNotFound}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	p := startHTTPPeer(t, srv.URL, nil)
+	p.send(t, httpInit)
+	p.next(t)
+	f.forget()
+	p.send(t, callLine("x-1"))
+	p.next(t)
+	f.mu.Lock()
+	f.protocol = "2099-01-01"
+	f.mu.Unlock()
+	p.send(t, callLine("x-2"))
+	if msg := errorMessage(t, p.next(t), "x-2"); !strings.Contains(msg, `a new one could not be begun, so this request was not sent: it now agrees to protocol version "2099-01-01" where the session began with "2025-06-18"`) {
+		t.Fatalf("x-2: %q", msg)
+	}
+	f.mu.Lock()
+	f.protocol = ""
+	f.mu.Unlock()
+	p.send(t, callLine("x-3"))
+	if got := p.next(t); !strings.Contains(got, `"in s-3"`) {
+		t.Fatalf("x-3: %s", got)
+	}
+	for _, r := range f.requests() {
+		if strings.Contains(r, `"x-2"`) {
+			t.Fatalf("x-2 was posted: %s", r)
+		}
+	}
+}
+
+// heldServer holds the POST of request x-2 until release is closed, then
+// serves it as next does.
+type heldServer struct {
+	next    http.Handler
+	arrived chan struct{}
+	release chan struct{}
+}
+
+func (h *heldServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	if strings.Contains(string(body), `"id":"x-2"`) {
+		close(h.arrived)
+		<-h.release
+	}
+	r.Body = io.NopCloser(strings.NewReader(string(body)))
+	h.next.ServeHTTP(w, r)
+}
+
+// A new session does not wait for a request in flight under the old one;
+// when that request then meets the old session's end, the new session
+// stands (no second one is begun).
+func TestHTTPUpstreamNewSessionInFlight(t *testing.T) {
+	f := &forgetfulServer{live: map[string]bool{}, status: http.StatusNotFound}
+	held := &heldServer{next: f, arrived: make(chan struct{}), release: make(chan struct{})}
+	srv := httptest.NewServer(held)
+	defer srv.Close()
+	p := startHTTPPeer(t, srv.URL, nil)
+	p.send(t, httpInit)
+	p.next(t)
+	p.send(t, callLine("x-2"))
+	select {
+	case <-held.arrived:
+	case <-time.After(20 * time.Second):
+		t.Fatal("x-2 did not reach the server within 20s")
+	}
+	f.forget()
+	p.send(t, callLine("x-3"))
+	if msg := errorMessage(t, p.next(t), "x-3"); !strings.Contains(msg, "begins a new session for the next one") {
+		t.Fatalf("x-3: %q", msg)
+	}
+	p.send(t, callLine("x-4"))
+	if got := p.next(t); !strings.Contains(got, `"in s-2"`) {
+		t.Fatalf("x-4: %s", got)
+	}
+	close(held.release)
+	if msg := errorMessage(t, p.next(t), "x-2"); !strings.Contains(msg, "no longer knows the session (HTTP 404)") {
+		t.Fatalf("x-2: %q", msg)
+	}
+	p.send(t, callLine("x-5"))
+	if got := p.next(t); !strings.Contains(got, `"in s-2"`) {
+		t.Fatalf("x-5: %s", got)
+	}
+	inits := 0
+	for _, r := range f.requests() {
+		if strings.Contains(r, `"initialize"`) {
+			inits++
+		}
+	}
+	if inits != 2 {
+		t.Fatalf("%d initializes posted, want 2", inits)
+	}
+}
+
+// streamServer is a streamable-HTTP server with a GET stream of its own
+// that sends events (then ends, or is held open until the client goes) or
+// answers GET with getStatus. A Go server, because the test needs a stream
+// that also carries what the transport forbids on it (an answer, and a
+// malformed line under an id).
+type streamServer struct {
+	mu        sync.Mutex
+	gets      []string // "session=<id> version=<v> accept=<a> auth=<a>" of each GET
+	getStatus int      // 0: an event stream
+	events    string
+	hold      bool
+}
+
+func (s *streamServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	switch {
+	case r.Method == http.MethodGet:
+		s.mu.Lock()
+		s.gets = append(s.gets, "session="+r.Header.Get("Mcp-Session-Id")+" version="+r.Header.Get("Mcp-Protocol-Version")+
+			" accept="+r.Header.Get("Accept")+" auth="+r.Header.Get("Authorization"))
+		s.mu.Unlock()
+		if s.getStatus != 0 {
+			w.WriteHeader(s.getStatus)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, s.events)
+		w.(http.Flusher).Flush()
+		if s.hold {
+			<-r.Context().Done()
+		}
+	case r.Method == http.MethodDelete:
+		w.WriteHeader(http.StatusOK)
+	case strings.Contains(string(body), `"initialize"`):
+		w.Header().Set("Mcp-Session-Id", "s-1")
+		jsonAnswer(`{"jsonrpc":"2.0","id":"x-0","result":{"protocolVersion":"2025-06-18"}}`)(w, r)
+	case strings.Contains(string(body), `"notifications/initialized"`):
+		w.WriteHeader(http.StatusAccepted)
+	default:
+		jsonAnswer(`{"jsonrpc":"2.0","id":"x-1","result":{"content":[]}}`)(w, r)
+	}
+}
+
+func (s *streamServer) getsSeen() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.gets...)
+}
+
+// Once the session is ready the GET stream is opened under the session id,
+// protocol version and headers; the server's own requests and
+// notifications on it reach the session as a stdio server's lines do,
+// while an answer (and a malformed line under an id) is dropped, the
+// transport allowing none there; Stop ends the stream held open.
+func TestHTTPUpstreamOwnStream(t *testing.T) {
+	s := &streamServer{hold: true, events: "data: {\"jsonrpc\":\"2.0\",\"id\":\"x-1\",\"result\":{}}\n\n" +
+		"data: {\"jsonrpc\":\"2.0\",\"id\":\"x-1\",\"result\":{\"a\":1,\"a\":2}}\n\n" +
+		"data: {\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"roots/list\"}\n\n" +
+		"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"hi\"}}\n\n"}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	p := startHTTPPeer(t, srv.URL, nil)
+	p.send(t, httpInit)
+	p.next(t)
+	p.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	if got := p.next(t); got != `{"jsonrpc":"2.0","id":7,"method":"roots/list"}` {
+		t.Fatalf("first line of the stream handed on: %s", got)
+	}
+	if got := p.next(t); got != `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"hi"}}` {
+		t.Fatalf("second line of the stream handed on: %s", got)
+	}
+	p.send(t, httpCall)
+	if got := p.next(t); got != `{"jsonrpc":"2.0","id":"x-1","result":{"content":[]}}` {
+		t.Fatalf("the call: %s", got)
+	}
+	if rest := p.stop(t); len(rest) != 0 {
+		t.Fatalf("more lines: %q", rest)
+	}
+	if got := s.getsSeen(); len(got) != 1 || got[0] != "session=s-1 version=2025-06-18 accept=text/event-stream auth=Bearer t0ken" {
+		t.Fatalf("the GETs: %q", got)
+	}
+}
+
+// A server that offers no stream (405), refuses it, or ends it: the
+// stream is asked for once, and calls go on as before.
+func TestHTTPUpstreamOwnStreamRefused(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		s    *streamServer
+	}{
+		{"405", &streamServer{getStatus: http.StatusMethodNotAllowed}},
+		{"400", &streamServer{getStatus: http.StatusBadRequest}},
+		{"ended", &streamServer{events: "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n\n"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := httptest.NewServer(c.s)
+			defer srv.Close()
+			p := startHTTPPeer(t, srv.URL, nil)
+			p.send(t, httpInit)
+			p.next(t)
+			p.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+			if c.name == "ended" {
+				if got := p.next(t); !strings.Contains(got, "notifications/message") {
+					t.Fatalf("the stream's line: %s", got)
+				}
+			}
+			for range 2 {
+				p.send(t, httpCall)
+				if got := p.next(t); got != `{"jsonrpc":"2.0","id":"x-1","result":{"content":[]}}` {
+					t.Fatalf("the call: %s", got)
+				}
+			}
+			if rest := p.stop(t); len(rest) != 0 {
+				t.Fatalf("more lines: %q", rest)
+			}
+			if got := c.s.getsSeen(); len(got) != 1 {
+				t.Fatalf("%d GETs, want 1: %q", len(got), got)
+			}
+		})
+	}
+}
+
+// A second initialize of the client's begins a session afresh: it is sent
+// without the session id, so a server's 404 to it is no session's end.
+func TestHTTPUpstreamSecondInitialize(t *testing.T) {
+	f := &forgetfulServer{live: map[string]bool{}, status: http.StatusNotFound}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	p := startHTTPPeer(t, srv.URL, nil)
+	p.send(t, httpInit)
+	p.next(t)
+	f.forget()
+	p.send(t, httpInit)
+	if got := p.next(t); !strings.Contains(got, `"result"`) {
+		t.Fatalf("the second initialize: %s", got)
+	}
+	p.send(t, callLine("x-1"))
+	if got := p.next(t); !strings.Contains(got, `"in s-2"`) {
+		t.Fatalf("x-1: %s", got)
+	}
+	for _, r := range f.requests() {
+		if strings.Contains(r, `"initialize"`) && !strings.HasPrefix(r, "POST session= version= ") {
+			t.Fatalf("an initialize was sent under a session: %s", r)
+		}
+	}
 }

@@ -272,12 +272,8 @@ func verifyAll(jobs []verifyJob, total int) {
 	wg.Wait()
 }
 
-func runBenchChild(b *testing.B, mode, path string) (hwmKB, ms int64) {
-	hwmKB, ms, _ = runBenchChildCPU(b, mode, path)
-	return hwmKB, ms
-}
-
-// runBenchChildCPU is runBenchChild giving the child's CPU time as well.
+// runBenchChildCPU runs the benchmark's child on the book at path and
+// returns its peak RSS, wall time and CPU time.
 func runBenchChildCPU(b *testing.B, mode, path string) (hwmKB, ms, cpuMS int64) {
 	b.Helper()
 	cmd := exec.CommandContext(context.Background(), os.Args[0], "-test.run=^TestBookBenchChild$", "-test.count=1")

@@ -33,41 +33,54 @@ type TornLine struct {
 // locked; OpenBook then names a torn line. It returns nil when nothing was
 // done. The file is read in pieces, never whole.
 func RepairTornLine(path string, explained func() bool) (torn *TornLine, err error) {
+	return RepairTornFile(path, "book", func(tail []byte) bool {
+		// Whole but for its line feed, the book reads it; not explained,
+		// opening the book reports the torn line.
+		return !json.Valid(tail) && explained()
+	})
+}
+
+// RepairTornFile is the repair for any file of lines this process alone
+// appends to (the book; the executor's copy): when its last line has no
+// line feed, is no longer than MaxLineBytes and cut says it may go, the
+// bytes after the last line feed move to FILE.torn-<time> (kept, synced)
+// and the file is cut back to its last whole line and synced. what names
+// the file in errors. A file another process holds locked, a whole file
+// and a tail cut refuses are left as they are (nil, nil).
+func RepairTornFile(path, what string, cut func(tail []byte) bool) (torn *TornLine, err error) {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("book %s: %w", path, err)
+		return nil, fmt.Errorf("%s %s: %w", what, path, err)
 	}
 	// Closing f also releases the lock taken below.
 	defer func() {
 		if cerr := f.Close(); cerr != nil && err == nil {
-			torn, err = nil, fmt.Errorf("book %s: closing after the repair: %w", path, cerr)
+			torn, err = nil, fmt.Errorf("%s %s: closing after the repair: %w", what, path, cerr)
 		}
 	}()
-	// Never touch a book another process has open.
+	// Never touch a file another process has open.
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		return nil, nil
 	}
-	cut, lines, tail, err := tornTail(f)
+	at, lines, tail, err := tornTail(f)
 	if err != nil {
-		return nil, fmt.Errorf("book %s: %w", path, err)
+		return nil, fmt.Errorf("%s %s: %w", what, path, err)
 	}
-	if tail == nil || json.Valid(tail) || !explained() {
-		// Whole, a last line without its line feed (the book reads it), or
-		// not explained: opening the book reports the torn line.
+	if tail == nil || !cut(tail) {
 		return nil, nil
 	}
 	t := &TornLine{Line: lines + 1, KeptAt: fmt.Sprintf("%s.torn-%s", path, time.Now().UTC().Format("20060102T150405.000000000Z"))}
 	if err := writeDurable(t.KeptAt, tail); err != nil {
-		return nil, fmt.Errorf("book %s: keeping the torn line %d aside: %w", path, t.Line, err)
+		return nil, fmt.Errorf("%s %s: keeping the torn line %d aside: %w", what, path, t.Line, err)
 	}
-	if err := f.Truncate(cut); err != nil {
-		return nil, fmt.Errorf("book %s: cutting the torn line %d: %w", path, t.Line, err)
+	if err := f.Truncate(at); err != nil {
+		return nil, fmt.Errorf("%s %s: cutting the torn line %d: %w", what, path, t.Line, err)
 	}
 	if err := f.Sync(); err != nil {
-		return nil, fmt.Errorf("book %s: %w", path, err)
+		return nil, fmt.Errorf("%s %s: %w", what, path, err)
 	}
 	return t, nil
 }

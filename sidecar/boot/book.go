@@ -64,3 +64,15 @@ func RepairTornBook(set *settings.Settings, copyKey []byte, log *slog.Logger) er
 		slog.String("book", set.Agent.Book), slog.Int("line", torn.Line), slog.String("keptAt", torn.KeptAt))
 	return nil
 }
+
+// RepairTornCopy sets aside the copy's torn last line (a kill in the middle of one of its writes,
+// never acknowledged; see copylog.RepairTornLine) before the book's repair reads the copy.
+func RepairTornCopy(set *settings.Settings, log *slog.Logger) error {
+	torn, err := copylog.RepairTornLine(set.Executor.Copy)
+	if err != nil || torn == nil {
+		return err
+	}
+	log.Warn("the copy's last line was torn by a stop in the middle of a write, never acknowledged; it is kept aside",
+		slog.String("copy", set.Executor.Copy), slog.Int("line", torn.Line), slog.String("keptAt", torn.KeptAt))
+	return nil
+}

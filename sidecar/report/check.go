@@ -288,7 +288,7 @@ func copyFix(err error) string {
 	case errors.Is(err, copylog.ErrOtherExecutor):
 		return "the copy belongs to an executor of another name: correct name, or executor.copy"
 	case errors.Is(err, copylog.ErrCutLine):
-		return "a stop cut the last line: keep the copy as evidence, move it aside and start a new one"
+		return "a stop cut the last line while it was written (never acknowledged): the executor's next start keeps it aside in COPY.torn-<time> and goes on"
 	case errors.Is(err, copylog.ErrTampered):
 		return "the copy was changed: keep it as evidence, move it aside and start a new one"
 	}

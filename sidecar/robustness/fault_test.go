@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -169,6 +170,43 @@ func TestKillAtEachStep(t *testing.T) {
 				t.Errorf("the receipt written at the restart names %v; want provared.error of the stopped text and executor.written-late", d)
 			}
 		})
+	}
+}
+
+// The same for the copy: a kill inside the write(2) of a copy line (the
+// receipt line of a call, which now follows its answer, or the group
+// commit of another call's lines) leaves a prefix of the line without its
+// LF. That write was never acknowledged, so the start keeps the torn bytes
+// aside in COPY.torn-<time>, cuts the copy back to its last whole line and
+// writes the receipt line again from the stub in the book.
+func TestRestartAfterTornCopyWrite(t *testing.T) {
+	needFaultBuild(t)
+	env, record := newEnv(t, "sdk", nil)
+	x := start(t, faultBin, env, faultEnv+"="+pointAfterStub)
+	x.initialize()
+	x.send(callLine("1", "echo", `{}`))
+	wantKilled(t, x, pointAfterStub)
+	sent := sentCalls(readCopy(t, env))
+	f, err := os.OpenFile(env.CopyPath, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(`{"call":"` + sent[0] + `","kind":"rec`); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	es := restartAndCheck(t, env, record)
+	if len(sent) != 1 || len(stubsFor(es, sent[0])) != 1 {
+		t.Errorf("the call whose receipt line was torn: sent %v, %d receipts", sent, len(stubsFor(es, sent[0])))
+	}
+	kept, err := filepath.Glob(env.CopyPath + ".torn-*")
+	if err != nil || len(kept) != 1 {
+		t.Fatalf("the torn bytes kept aside: %v, %v", kept, err)
+	}
+	if data, err := os.ReadFile(kept[0]); err != nil || !bytes.HasSuffix(data, []byte(`"kind":"rec`)) {
+		t.Errorf("%s holds %q (%v)", kept[0], data, err)
 	}
 }
 

@@ -3,6 +3,7 @@ package robustness_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -175,9 +176,20 @@ func serverRead(t *testing.T, record, text string) bool {
 }
 
 // readCopy reads the executor's copy under its key.
+// readCopy reads the copy's lines; a last line a kill cut in the middle of
+// its write (never acknowledged) is left out, as the executor's next start
+// sets it aside (copylog.RepairTornLine), and the file is not changed.
 func readCopy(t *testing.T, env *devsetup.Env) []copylog.Line {
 	t.Helper()
 	lines, err := copylog.ReadFile(env.CopyPath, env.CopyKey, "test executor")
+	if errors.Is(err, copylog.ErrCutLine) {
+		data, rerr := os.ReadFile(env.CopyPath)
+		if rerr != nil {
+			t.Fatal(rerr)
+		}
+		t.Logf("the copy's last line was cut by the kill: %d bytes left out", len(data)-bytes.LastIndexByte(data, '\n')-1)
+		lines, err = copylog.Verify(data[:bytes.LastIndexByte(data, '\n')+1], env.CopyKey, "test executor")
+	}
 	if err != nil {
 		t.Fatalf("reading the copy: %v", err)
 	}

@@ -15,6 +15,9 @@
 // every elicitation/create it gets to that file, one JSON text a line; it
 // never answers (the test answers through the executor's queue folder, which
 // cancels the question).
+//
+// With logTo the client appends the params of every notifications/message
+// (a server's log message) it gets to that file, one JSON text a line.
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
@@ -24,7 +27,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const sdk = join(here, "..", "npm", "node_modules", "@modelcontextprotocol", "sdk", "dist", "esm");
 const { Client } = await import(pathToFileURL(join(sdk, "client", "index.js")).href);
 const { StdioClientTransport } = await import(pathToFileURL(join(sdk, "client", "stdio.js")).href);
-const { ElicitRequestSchema } = await import(pathToFileURL(join(sdk, "types.js")).href);
+const { ElicitRequestSchema, LoggingMessageNotificationSchema } = await import(pathToFileURL(join(sdk, "types.js")).href);
 
 const [planPath, command, ...args] = process.argv.slice(2);
 const plan = JSON.parse(readFileSync(planPath, "utf8"));
@@ -36,6 +39,11 @@ if (plan.elicitTo) {
     appendFileSync(plan.elicitTo, JSON.stringify(req.params.message) + "\n");
     await new Promise((resolve) => extra.signal.addEventListener("abort", resolve));
     return { action: "cancel" };
+  });
+}
+if (plan.logTo) {
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+    appendFileSync(plan.logTo, JSON.stringify(n.params) + "\n");
   });
 }
 await client.connect(transport);
