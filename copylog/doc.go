@@ -118,6 +118,10 @@
 //     does not, and the copy would then show as finished a call whose
 //     receipt is missing from the book, which no start would write.
 //
+// A client that stops reading holds its own calls' receipt lines (never
+// their stubs, nor any other call) until the write to it ends: at the
+// socket's write deadline, or when a drain cuts it.
+//
 // While the executor runs, a [Compare] can meet a stub whose receipt line
 // is not yet written, as it could before: it reports the call as sent
 // without receipt, naming the stub the book holds for it, as it does for
