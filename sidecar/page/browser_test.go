@@ -10,11 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/webauthn"
 	"github.com/chromedp/chromedp"
 	jose "github.com/go-jose/go-jose/v4"
 
+	"github.com/seed-6e06167c/mcp-executor/internal/chromiumtest"
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/consent"
@@ -23,73 +22,20 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/sidecar/approval"
 )
 
-// chromiumPath is Debian's chromium (scripts/test.sh installs it).
-const chromiumPath = "/usr/bin/chromium"
-
-// browser starts headless Chromium with a fresh profile and a virtual
-// passkey (CTAP2, internal, with user verification that succeeds) on its
-// tab, and returns the tab's context.
-func browser(t *testing.T) context.Context {
-	t.Helper()
-	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Fatalf("the browser tests need Debian's chromium at %s (apt-get install -y chromium; scripts/test.sh does): %v", chromiumPath, err)
-	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromiumPath),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("host-resolver-rules", "MAP localhost 127.0.0.1"),
-		chromedp.WindowSize(1000, 1300),
-		chromedp.UserDataDir(t.TempDir()),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancel(); cancelAlloc() })
-	err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		if _, err := cdp.Call(ctx, tg, webauthn.Enable, webauthn.EnableParams{}); err != nil {
-			return err
-		}
-		_, err := cdp.Call(ctx, tg, webauthn.AddVirtualAuthenticator, webauthn.AddVirtualAuthenticatorParams{
-			Options: &webauthn.VirtualAuthenticatorOptions{
-				Protocol: webauthn.AuthenticatorProtocolCtap2, Ctap2version: webauthn.Ctap2versionCtap21,
-				Transport: webauthn.AuthenticatorTransportInternal, HasResidentKey: true,
-				HasUserVerification: true, IsUserVerified: true, AutomaticPresenceSimulation: true,
-			}})
-		return err
-	}))
-	if err != nil {
-		t.Fatalf("starting chromium with a virtual passkey: %v", err)
-	}
-	return ctx
-}
+// browser starts headless Chromium with a virtual passkey on its tab
+// (chromiumtest.Browser).
+func browser(t *testing.T) context.Context { return chromiumtest.Browser(t) }
 
 // step runs actions with a deadline.
 func step(t *testing.T, ctx context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	if err := chromedp.Do(sctx, actions...); err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
+	chromiumtest.Step(t, ctx, 30*time.Second, what, actions...)
 }
 
+// text is the text content of the element sel names.
 func text(t *testing.T, ctx context.Context, sel string) string {
 	t.Helper()
-	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	s, err := chromedp.Run(sctx, chromedp.TextContent(chromedp.CSS(sel)))
-	if err != nil {
-		t.Fatalf("reading %s: %v", sel, err)
-	}
-	return s
+	return chromiumtest.Text(t, ctx, 30*time.Second, sel)
 }
 
 // screenshot saves the whole page as NAME.png in a temporary folder. The
