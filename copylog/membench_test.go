@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seed-6e06167c/mcp-executor/internal/peakrss"
 	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
 )
 
@@ -142,21 +143,11 @@ func benchBook(n int) func(func(BookEntry) error) error {
 
 // selfHWM is this process's VmHWM in KiB.
 func selfHWM(t *testing.T) int64 {
-	data, err := os.ReadFile("/proc/self/status")
+	n, err := peakrss.Self()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, l := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			n, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
-	}
-	t.Fatal("no VmHWM in /proc/self/status")
-	return 0
+	return n
 }
 
 func runCompareChild(b *testing.B, mode, path string, n int) int64 {

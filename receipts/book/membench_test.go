@@ -9,12 +9,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/seed-6e06167c/mcp-executor/internal/peakrss"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
 	"github.com/seed-6e06167c/mcp-executor/receipts/record"
@@ -107,19 +107,13 @@ func benchBook(tb testing.TB, f *fixture, n int) string {
 	return path
 }
 
-// peakRSS is this process's VmHWM in KiB.
+// peakRSS is this process's VmHWM in KiB, -1 when it cannot be read.
 func peakRSS() int64 {
-	data, err := os.ReadFile("/proc/self/status")
+	n, err := peakrss.Self()
 	if err != nil {
 		return -1
 	}
-	for _, l := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return n
-		}
-	}
-	return -1
+	return n
 }
 
 // TestBookBenchChild is the child of BenchmarkBookMemory; without its

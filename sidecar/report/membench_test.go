@@ -15,6 +15,7 @@ import (
 
 	"github.com/seed-6e06167c/mcp-executor/copylog"
 	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
+	"github.com/seed-6e06167c/mcp-executor/internal/peakrss"
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
@@ -127,21 +128,11 @@ func runReportChild(b *testing.B, mode, bookPath, copyPath string, n int) int64 
 
 // selfHWM is this process's VmHWM in KiB.
 func selfHWM(t testing.TB) int64 {
-	data, err := os.ReadFile("/proc/self/status")
+	n, err := peakrss.Self()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, l := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			n, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
-	}
-	t.Fatal("no VmHWM in /proc/self/status")
-	return 0
+	return n
 }
 
 // benchFixture makes books and copies for the benchmark: a slip and one

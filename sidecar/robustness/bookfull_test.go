@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -40,27 +39,7 @@ func TestServeReadyzFalseWhenTheBookIsFull(t *testing.T) {
 		_ = cmd.Process.Kill()
 		<-exited
 	})
-	poll(t, "the socket", log, func() bool { _, err := os.Stat(sock); return err == nil })
-	var health string
-	poll(t, "the health address in the log", log, func() bool {
-		for _, l := range strings.Split(log.String(), "\n") {
-			var e struct{ Msg, Address string }
-			if json.Unmarshal([]byte(l), &e) == nil && e.Msg == "health endpoint" {
-				health = e.Address
-				return true
-			}
-		}
-		return false
-	})
-	get := func(path string) (int, string) {
-		resp, err := http.Get("http://" + health + path)
-		if err != nil {
-			return 0, err.Error()
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
+	get := serveHealth(t, sock, log)
 	poll(t, "/readyz to be ready", log, func() bool { code, _ := get("/readyz"); return code == http.StatusOK })
 
 	c, err := net.Dial("unix", sock)

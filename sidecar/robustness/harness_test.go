@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
+	"github.com/seed-6e06167c/mcp-executor/internal/peakrss"
 )
 
 // Tools every working folder's settings name. The hostile server's tools
@@ -299,24 +299,14 @@ func (x *executor) initialize() {
 // sampleHWM reads the executor's peak resident set so far (VmHWM, KiB).
 func (x *executor) sampleHWM() int64 {
 	x.t.Helper()
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", x.cmd.Process.Pid))
+	kb, err := peakrss.OfPID(x.cmd.Process.Pid)
 	if err != nil {
-		x.t.Fatalf("reading the executor's status: %v", err)
+		x.t.Fatalf("the executor's peak resident set: %v", err)
 	}
-	for _, l := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			if err != nil {
-				x.t.Fatalf("VmHWM %q: %v", rest, err)
-			}
-			if kb > x.hwm {
-				x.hwm = kb
-			}
-			return kb
-		}
+	if kb > x.hwm {
+		x.hwm = kb
 	}
-	x.t.Fatal("no VmHWM in /proc status")
-	return 0
+	return kb
 }
 
 // stop closes the executor's input and waits for it to exit.

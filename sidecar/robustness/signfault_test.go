@@ -96,27 +96,7 @@ func TestServeReportsAStoppedExecutorAndExitsNonZero(t *testing.T) {
 		exited <- code
 	}()
 	t.Cleanup(func() { cmd.Process.Kill() })
-	poll(t, "the socket", log, func() bool { _, err := os.Stat(sock); return err == nil })
-	var health string
-	poll(t, "the health address in the log", log, func() bool {
-		for _, l := range strings.Split(log.String(), "\n") {
-			var e struct{ Msg, Address string }
-			if json.Unmarshal([]byte(l), &e) == nil && e.Msg == "health endpoint" {
-				health = e.Address
-				return true
-			}
-		}
-		return false
-	})
-	get := func(path string) (int, string) {
-		resp, err := http.Get("http://" + health + path)
-		if err != nil {
-			return 0, err.Error()
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
+	get := serveHealth(t, sock, log)
 	dial := func() (net.Conn, *bufio.Reader) {
 		c, err := net.Dial("unix", sock)
 		if err != nil {
@@ -174,6 +154,33 @@ func readCopyLoose(env *devsetup.Env) []copylog.Line {
 		return nil
 	}
 	return lines
+}
+
+// serveHealth waits for serve's socket and for the health address serve
+// logs, and returns a GET of a path there: its status and body.
+func serveHealth(t *testing.T, sock string, log *boundedBuffer) func(path string) (int, string) {
+	t.Helper()
+	poll(t, "the socket", log, func() bool { _, err := os.Stat(sock); return err == nil })
+	var health string
+	poll(t, "the health address in the log", log, func() bool {
+		for _, l := range strings.Split(log.String(), "\n") {
+			var e struct{ Msg, Address string }
+			if json.Unmarshal([]byte(l), &e) == nil && e.Msg == "health endpoint" {
+				health = e.Address
+				return true
+			}
+		}
+		return false
+	})
+	return func(path string) (int, string) {
+		resp, err := http.Get("http://" + health + path)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
 }
 
 // poll waits for cond, failing the test after 30 seconds.
