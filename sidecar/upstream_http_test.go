@@ -886,6 +886,15 @@ func TestHTTPUpstreamOwnStreamRefused(t *testing.T) {
 					t.Fatalf("the call: %s", got)
 				}
 			}
+			// The stream is opened beside the calls, not before them: wait
+			// for its GET (then that no second one follows by the stop).
+			deadline := time.Now().Add(10 * time.Second)
+			for len(c.s.getsSeen()) == 0 {
+				if time.Now().After(deadline) {
+					t.Fatal("the executor never opened the server's own stream")
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
 			if rest := p.stop(t); len(rest) != 0 {
 				t.Fatalf("more lines: %q", rest)
 			}
