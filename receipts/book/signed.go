@@ -136,7 +136,14 @@ func (r *reader) parseRecord(v any, kind record.Kind) (*record.Record, error) {
 			return nil, problemf("check-failed", "a %s signed here stands where a %s belongs", x.rec.Kind, kind)
 		}
 		return x.rec, nil
-	case preParsed:
+	}
+	return parsedRecord(v, kind)
+}
+
+// parsedRecord reads v as a record of kind: one a worker has read
+// (parseLines) as it was read, anything else through record.Parse.
+func parsedRecord(v any, kind record.Kind) (*record.Record, error) {
+	if x, ok := v.(preParsed); ok {
 		if x.kind == kind {
 			return x.rec, x.err
 		}
