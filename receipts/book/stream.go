@@ -2,7 +2,6 @@ package book
 
 import (
 	"bufio"
-	"crypto/sha256"
 	"errors"
 	"hash"
 	"io"
@@ -48,8 +47,7 @@ func (s *lineScanner) next(dst []byte) (line []byte, lf bool, err error) {
 		case h != nil:
 			h.Write(chunk)
 		case len(line)+len(chunk) > MaxLineBytes+1:
-			hh := sha256.New()
-			hh.Write([]byte{0})
+			hh := newLeafHash()
 			hh.Write(line)
 			hh.Write(chunk)
 			h = hh
