@@ -50,7 +50,16 @@ func (s SignedStub) Bytes() ([]byte, error) {
 		}
 	}
 	// The members in their canonical order: approval, countersignature, stub.
-	b := make([]byte, 0, 64+len(approval)+2*16384)
+	// The buffer holds the line exactly, and the line feed the writer adds
+	// (enqueue), so that nothing is copied under the book's lock.
+	n := len(`{"stub":}`+"\n") + s.Stub.EnvelopeLen()
+	if approval != nil {
+		n += len(`"approval":,`) + len(approval)
+	}
+	if !s.Countersignature.IsZero() {
+		n += len(`"countersignature":,`) + s.Countersignature.EnvelopeLen()
+	}
+	b := make([]byte, 0, n)
 	b = append(b, '{')
 	if approval != nil {
 		b = append(b, `"approval":`...)
