@@ -139,8 +139,7 @@ func (r *reader) readSigned(line []byte, obj map[string]any, strict bool) (Entry
 // as it is, one a worker has read (parseLines) as it was read, anything
 // else through record.Parse.
 func (r *reader) parseRecord(v any, kind record.Kind) (*record.Record, error) {
-	switch x := v.(type) {
-	case signedValue:
+	if x, ok := v.(signedValue); ok {
 		if x.rec.Kind != kind {
 			return nil, problemf("check-failed", "a %s signed here stands where a %s belongs", x.rec.Kind, kind)
 		}
