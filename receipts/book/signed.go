@@ -50,7 +50,16 @@ func (s SignedStub) Bytes() ([]byte, error) {
 		}
 	}
 	// The members in their canonical order: approval, countersignature, stub.
-	b := make([]byte, 0, 64+len(approval)+2*16384)
+	// The buffer holds the line exactly, and the line feed the writer adds
+	// (enqueue), so that nothing is copied under the book's lock.
+	n := len(`{"stub":}`+"\n") + s.Stub.EnvelopeLen()
+	if approval != nil {
+		n += len(`"approval":,`) + len(approval)
+	}
+	if !s.Countersignature.IsZero() {
+		n += len(`"countersignature":,`) + s.Countersignature.EnvelopeLen()
+	}
+	b := make([]byte, 0, n)
 	b = append(b, '{')
 	if approval != nil {
 		b = append(b, `"approval":`...)
@@ -130,13 +139,19 @@ func (r *reader) readSigned(line []byte, obj map[string]any, strict bool) (Entry
 // as it is, one a worker has read (parseLines) as it was read, anything
 // else through record.Parse.
 func (r *reader) parseRecord(v any, kind record.Kind) (*record.Record, error) {
-	switch x := v.(type) {
-	case signedValue:
+	if x, ok := v.(signedValue); ok {
 		if x.rec.Kind != kind {
 			return nil, problemf("check-failed", "a %s signed here stands where a %s belongs", x.rec.Kind, kind)
 		}
 		return x.rec, nil
-	case preParsed:
+	}
+	return parsedRecord(v, kind)
+}
+
+// parsedRecord reads v as a record of kind: one a worker has read
+// (parseLines) as it was read, anything else through record.Parse.
+func parsedRecord(v any, kind record.Kind) (*record.Record, error) {
+	if x, ok := v.(preParsed); ok {
 		if x.kind == kind {
 			return x.rec, x.err
 		}

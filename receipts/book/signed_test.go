@@ -68,6 +68,7 @@ func TestAppendSigned(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		exactLine(t, s, text)
 		written = append(written, text)
 	}
 	if checks.Load() != 0 {
@@ -205,6 +206,22 @@ func TestAppendSignedWithApproval(t *testing.T) {
 	want, _ := s.Line().Bytes()
 	if got, _ := s.Bytes(); !bytes.Equal(got, want) {
 		t.Fatal("the line with its approval is not the records' canonical text")
+	}
+	exactLine(t, s, want)
+}
+
+// exactLine checks that s.Bytes() is want in a buffer with room for the
+// line feed alone, so the writer adds it without copying the line (under
+// the book's lock) and nothing more was allocated.
+func exactLine(t *testing.T, s SignedStub, want []byte) {
+	t.Helper()
+	got, err := s.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) || cap(got) != len(got)+1 {
+		t.Fatalf("the line is %d bytes in a buffer of %d (want %d bytes and one for the line feed); same text: %v",
+			len(got), cap(got), len(want), bytes.Equal(got, want))
 	}
 }
 

@@ -98,6 +98,14 @@ func (s Signed) AppendEnvelope(dst []byte) []byte {
 	return append(dst, s.p.envelope...)
 }
 
+// EnvelopeLen is the length of the text AppendEnvelope appends.
+func (s Signed) EnvelopeLen() int {
+	if s.p == nil {
+		return 0
+	}
+	return len(s.p.envelope)
+}
+
 // envelopeBytes writes a hybrid record's envelope canonically: the members
 // in their sorted order, each text base64url (nothing to escape), so no
 // general marshalling is needed.
