@@ -342,25 +342,9 @@ func (e *Executor) keepApproval(call string, rec *record.Record) error {
 	if err != nil {
 		return fmt.Errorf("keeping the approval of call %s: %w", call, err)
 	}
-	path := e.keptPath(call)
-	tmp := path + ".tmp"
-	fh, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
-	if err != nil {
-		return fmt.Errorf("keeping the approval of call %s in %s: %w", call, e.set.Approvals.Queue, err)
-	}
-	_, err = fh.Write(data)
-	if err == nil {
-		err = fh.Sync()
-	}
-	if cerr := fh.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("keeping the approval of call %s in %s: %w", call, e.set.Approvals.Queue, err)
+	// A new file renamed into place, the file and then the folder synced.
+	if err := approval.WriteFileAtomic(e.set.Approvals.Queue, call+keptSuffix, data); err != nil {
+		return fmt.Errorf("keeping the approval of call %s: %w", call, err)
 	}
 	return nil
 }
