@@ -231,16 +231,7 @@ func (s *Session) holdForPasskey(tc *toolCall) {
 			codes: []string{"approval-unprepared"}, why: "the approval this call needs could not be prepared"})
 		return
 	}
-	ctx, cancel := context.WithCancel(s.ctx)
-	e.trackHeld(tc, cancel)
-	s.mu.Lock()
-	withdrawn := tc.state == stateWithdrawn
-	tc.held = &held{cancel: cancel, ledger: lh}
-	s.mu.Unlock()
-	if withdrawn {
-		cancel()
-	}
-	go s.awaitPasskey(ctx, tc, prep)
+	go s.awaitPasskey(s.holdUnder(tc, lh), tc, prep)
 }
 
 // awaitPasskey waits for the person's signed approval and sends the call,
