@@ -353,7 +353,7 @@ func (e *Executor) forgetApproval(tc *toolCall) {
 
 // keptApproval reads the approval kept for a call; nil when there is none.
 func (e *Executor) keptApproval(call string) (*record.Record, error) {
-	data, err := os.ReadFile(e.keptPath(call))
+	data, err := approval.ReadQueueFile(e.keptPath(call))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
