@@ -74,7 +74,7 @@ type UsageResult struct {
 }
 
 // Usage reads the copy (and, through compare, the book) that the settings
-// name.
+// name, loading the settings and the copy key once for both.
 func Usage(ctx context.Context, configPath string, log *slog.Logger) (*UsageResult, error) {
 	set, _, err := settings.Load(configPath)
 	if err != nil {
@@ -90,7 +90,10 @@ func Usage(ctx context.Context, configPath string, log *slog.Logger) (*UsageResu
 	if err != nil {
 		return nil, err
 	}
-	cmp, err := CompareCopy(ctx, CompareOptions{ConfigPath: configPath, Logger: log})
+	// The settings and the copy key are those just loaded: compare them
+	// without loading both again (a key held by a secret store is a round
+	// trip).
+	cmp, err := compareWithKey(set, key, set.Agent.Book, false)
 	if err != nil {
 		res.Compare = "compare: FAIL " + err.Error()
 	} else {
