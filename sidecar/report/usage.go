@@ -15,6 +15,7 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/copylog"
 	"github.com/seed-6e06167c/mcp-executor/keys"
 	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
+	"github.com/seed-6e06167c/mcp-executor/sidecar"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/boot"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 )
@@ -229,11 +230,11 @@ func (a *usageAcc) result() *UsageResult {
 func refusedReason(ln copylog.Line) string {
 	for _, c := range ln.Codes {
 		switch {
-		case c == "unlisted":
+		case c == sidecar.CodeUnlisted:
 			return RefusedUnlisted
-		case c == "refused-by-rule":
+		case c == sidecar.CodeRefusedByRule:
 			return RefusedRule
-		case c == "quota":
+		case c == sidecar.CodeQuota:
 			return RefusedQuota
 		case c == "approval-declined":
 			return RefusedDeclined
