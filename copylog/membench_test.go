@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/seed-6e06167c/mcp-executor/internal/peakrss"
@@ -101,7 +100,7 @@ func TestCompareBenchChild(t *testing.T) {
 	if r.Calls != want {
 		t.Fatalf("%d calls, want %d", r.Calls, want)
 	}
-	fmt.Printf("BENCH hwm_kb=%d\n", selfHWM(t))
+	fmt.Println(peakrss.ChildLine(selfHWM(t)))
 }
 
 func compareByMode(t *testing.T, mode, path string, n int) Report {
@@ -158,15 +157,9 @@ func runCompareChild(b *testing.B, mode, path string, n int) int64 {
 	if err != nil {
 		b.Fatalf("%s %s: %v\n%s", mode, path, err, out)
 	}
-	for _, l := range strings.Split(string(out), "\n") {
-		if rest, ok := strings.CutPrefix(l, "BENCH hwm_kb="); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
-			if err != nil {
-				b.Fatal(err)
-			}
-			return kb
-		}
+	kb, err := peakrss.FromChild(out)
+	if err != nil {
+		b.Fatalf("%v:\n%s", err, out)
 	}
-	b.Fatalf("no BENCH line from the child:\n%s", out)
-	return 0
+	return kb
 }

@@ -32,3 +32,25 @@ func OfStatus(path string) (int64, error) {
 	}
 	return 0, fmt.Errorf("%s: no VmHWM line", path)
 }
+
+// childPrefix starts the line a benchmark's child process prints with its
+// peak resident set, for the parent to read.
+const childPrefix = "BENCH hwm_kb="
+
+// ChildLine is the line a benchmark's child prints to report kb.
+func ChildLine(kb int64) string { return fmt.Sprintf("%s%d", childPrefix, kb) }
+
+// FromChild reads the peak resident set a child reported with ChildLine
+// from its output.
+func FromChild(out []byte) (int64, error) {
+	for _, l := range strings.Split(string(out), "\n") {
+		if rest, ok := strings.CutPrefix(l, childPrefix); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("the child's line %q: %w", l, err)
+			}
+			return kb, nil
+		}
+	}
+	return 0, fmt.Errorf("no %q line from the child", childPrefix)
+}

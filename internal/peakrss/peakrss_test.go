@@ -42,3 +42,15 @@ func TestOfStatus(t *testing.T) {
 		t.Fatal("a missing file gave no error")
 	}
 }
+
+func TestFromChild(t *testing.T) {
+	out := []byte("=== RUN x\n" + ChildLine(4321) + "\nPASS\n")
+	if kb, err := FromChild(out); err != nil || kb != 4321 {
+		t.Fatalf("FromChild: %d, %v", kb, err)
+	}
+	for _, bad := range []string{"PASS\n", "BENCH hwm_kb=many\n"} {
+		if _, err := FromChild([]byte(bad)); err == nil {
+			t.Errorf("%q gave no error", bad)
+		}
+	}
+}

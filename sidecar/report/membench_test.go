@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -81,7 +80,7 @@ func TestReportBenchChild(t *testing.T) {
 	if wantSummary := fmt.Sprintf("compare: OK %d calls, %d match; copy ok; book intact", want-1, want-1); summary != wantSummary {
 		t.Fatalf("%s, want %s", summary, wantSummary)
 	}
-	fmt.Printf("BENCH hwm_kb=%d\n", selfHWM(t))
+	fmt.Println(peakrss.ChildLine(selfHWM(t)))
 }
 
 // reportChild does what compare (or report) does after the book's check
@@ -113,17 +112,11 @@ func runReportChild(b *testing.B, mode, bookPath, copyPath string, n int) int64 
 	if err != nil {
 		b.Fatalf("%s: %v\n%s", mode, err, out)
 	}
-	for _, l := range strings.Split(string(out), "\n") {
-		if rest, ok := strings.CutPrefix(l, "BENCH hwm_kb="); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
-			if err != nil {
-				b.Fatal(err)
-			}
-			return kb
-		}
+	kb, err := peakrss.FromChild(out)
+	if err != nil {
+		b.Fatalf("%v:\n%s", err, out)
 	}
-	b.Fatalf("no BENCH line from the child:\n%s", out)
-	return 0
+	return kb
 }
 
 // selfHWM is this process's VmHWM in KiB.
