@@ -65,6 +65,30 @@ func (s SignedStub) Bytes() ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// Len is len(Bytes()) without putting the line together: the
+// envelopes' lengths and the members' names (an approval, when there is
+// one, is marshalled to be measured).
+func (s SignedStub) Len() (int, error) {
+	if s.Stub.Kind() != record.Stub {
+		return 0, errors.New("a signed stub line holds a stub signed by record.SignChecked")
+	}
+	if !s.Countersignature.IsZero() && s.Countersignature.Kind() != record.Countersignature {
+		return 0, errors.New("a signed stub line's countersignature is not a countersignature")
+	}
+	n := len(`{"stub":}`) + s.Stub.EnvelopeLen()
+	if !s.Countersignature.IsZero() {
+		n += len(`"countersignature":,`) + s.Countersignature.EnvelopeLen()
+	}
+	if s.Approval != nil {
+		approval, err := canon.Marshal(s.Approval.Value())
+		if err != nil {
+			return 0, fmt.Errorf("measuring a book line: the approval: %w", err)
+		}
+		n += len(`"approval":,`) + len(approval)
+	}
+	return n, nil
+}
+
 // AppendSigned is AppendStub for a line this process signed: the same
 // checks of the line against the book and the reservation (its slip, its
 // place in the chain, the countersignature's stub, the approval, the
