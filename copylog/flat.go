@@ -532,10 +532,13 @@ func (f *flat) slipRules(slip uint64) bool {
 func (f *flat) addTexts(ln Line) error {
 	switch ln.Kind {
 	case KindSent:
+		// The record of this sent line is the one at its order (the
+		// passes read the same lines: FileLines fails a copy that changed),
+		// and only a call's first sent line is ever wanted: no hash needed.
 		ord := f.sentOrdinal
 		f.sentOrdinal++
-		if i := f.find(f.callKey(ln.Call)); i >= 0 && f.call(uint32(i)).has(callWanted) && uint32(i) == ord {
-			t := f.text(uint32(i))
+		if int(ord) < f.chunks.n && f.call(ord).has(callWanted) {
+			t := f.text(ord)
 			t.call, t.when = ln.Call, ln.When
 		}
 	case KindReceipt, KindLateReceipt:
@@ -569,7 +572,7 @@ func (f *flat) text(i uint32) *callText {
 	return t
 }
 
-// callText returns the texts read of call i (empty when the copy changed
+// callTextOf returns the texts read of call i (empty when the copy changed
 // between passes, which its verification then reports).
 func (f *flat) callTextOf(i uint32) callText {
 	if t := f.callTexts[i]; t != nil {

@@ -24,36 +24,17 @@ type Unfinished struct {
 // UnfinishedCalls lists, in the order they were sent, the sent calls that
 // have no receipt or late-receipt line.
 func UnfinishedCalls(lines []Line) []Unfinished {
-	done := make(map[string]bool)
-	notWritten := make(map[string]Line)
+	var acc unfinishedAcc
 	for _, ln := range lines {
-		switch ln.Kind {
-		case KindReceipt, KindLateReceipt:
-			done[ln.Call] = true
-		case KindNotWritten:
-			notWritten[ln.Call] = ln
-		}
+		acc.add(ln)
 	}
-	var out []Unfinished
-	for _, ln := range lines {
-		if ln.Kind != KindSent || done[ln.Call] {
-			continue
-		}
-		done[ln.Call] = true // a call id sent twice is listed once
-		u := Unfinished{Sent: ln}
-		if nw, ok := notWritten[ln.Call]; ok {
-			o := *nw.Outcome
-			u.Outcome, u.Reason = &o, nw.Reason
-		}
-		out = append(out, u)
-	}
-	return out
+	return acc.list()
 }
 
-// unfinishedAcc is UnfinishedCalls worked out line by line: it keeps the
-// sent calls still without a receipt, and of the others only a 16-byte
-// hash of their id (so that a call id sent again after its receipt is not
-// listed, as UnfinishedCalls does not list it).
+// unfinishedAcc works out UnfinishedCalls line by line, for Open and
+// ReadUnfinished, which hold no other line: it keeps the sent calls still
+// without a receipt, and of the others only a 16-byte hash of their id (so
+// that a call id sent again after its receipt is not listed).
 type unfinishedAcc struct {
 	pending    map[string]*pendingCall
 	done       map[[16]byte]struct{}

@@ -1,8 +1,9 @@
 package copylog
 
 import (
-	"encoding/base64"
 	"fmt"
+
+	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 )
 
 // KindRedactionSalt holds the salt the executor's redaction tags are made
@@ -24,7 +25,7 @@ func init() {
 func LatestSalt(lines []Line) []byte {
 	for i := len(lines) - 1; i >= 0; i-- {
 		if lines[i].Kind == KindRedactionSalt {
-			if b, err := base64.RawURLEncoding.DecodeString(lines[i].Salt); err == nil {
+			if b, err := canon.UnB64(lines[i].Salt); err == nil {
 				return b
 			}
 		}
@@ -33,10 +34,10 @@ func LatestSalt(lines []Line) []byte {
 }
 
 // SaltText is how a salt is written on a redaction-salt line.
-func SaltText(salt []byte) string { return base64.RawURLEncoding.EncodeToString(salt) }
+func SaltText(salt []byte) string { return canon.B64(salt) }
 
 func checkSalt(s string) error {
-	b, err := base64.RawURLEncoding.DecodeString(s)
+	b, err := canon.UnB64(s)
 	if err != nil || len(b) != saltBytes {
 		return fmt.Errorf("salt is not base64url of %d bytes", saltBytes)
 	}

@@ -3,6 +3,7 @@ package copylog
 import (
 	"bytes"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -17,6 +18,14 @@ func TestRedactionSaltLine(t *testing.T) {
 	}
 	if err := l.Append(Line{Kind: KindRedactionSalt, Salt: SaltText([]byte("short"))}); err == nil {
 		t.Error("a salt of 5 bytes is written")
+	}
+	// A second spelling of a salt (unused trailing bits set) is refused, as
+	// canon.UnB64 refuses it everywhere else in the format.
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	text := SaltText(second)
+	loose := text[:len(text)-1] + string(alphabet[strings.IndexByte(alphabet, text[len(text)-1])|1])
+	if err := l.Append(Line{Kind: KindRedactionSalt, Salt: loose}); err == nil {
+		t.Errorf("a salt spelt %q, with unused bits set, is written", loose)
 	}
 	if err := l.Close(); err != nil {
 		t.Fatal(err)

@@ -121,24 +121,23 @@ type verdict struct {
 }
 
 func streamVerdict(src io.ReadSeeker, path string, v verdict) error {
-	firstErr, otherName, seqAt, seqGot, seqRaw, movedTo, cut, checked, n := v.firstErr, v.otherName, v.seqAt, v.seqGot, v.seqRaw, v.movedTo, v.cut, v.checked, v.n
-	if firstErr != nil {
-		if checked == 0 && errors.Is(firstErr.Err, errTagFails) {
-			return &LineError{Path: path, Line: firstErr.Line, Reason: "no line checks under the copy key given: the key is not this copy's, or every line was changed", Err: ErrWrongKey}
+	if v.firstErr != nil {
+		if v.checked == 0 && errors.Is(v.firstErr.Err, errTagFails) {
+			return &LineError{Path: path, Line: v.firstErr.Line, Reason: "no line checks under the copy key given: the key is not this copy's, or every line was changed", Err: ErrWrongKey}
 		}
-		if errors.Is(firstErr.Err, errTagFails) {
-			firstErr.Err = ErrTampered
+		if errors.Is(v.firstErr.Err, errTagFails) {
+			v.firstErr.Err = ErrTampered
 		}
-		return firstErr
+		return v.firstErr
 	}
-	if otherName != nil {
-		return otherName
+	if v.otherName != nil {
+		return v.otherName
 	}
-	if seqAt != 0 {
-		return seqFault(src, path, seqAt, seqGot, seqRaw, movedTo)
+	if v.seqAt != 0 {
+		return seqFault(src, path, v.seqAt, v.seqGot, v.seqRaw, v.movedTo)
 	}
-	if cut {
-		return &LineError{Path: path, Line: int(n + 1), Reason: "the last line has no end (LF): a stop cut it while it was being written", Err: ErrCutLine}
+	if v.cut {
+		return &LineError{Path: path, Line: int(v.n + 1), Reason: "the last line has no end (LF): a stop cut it while it was being written", Err: ErrCutLine}
 	}
 	return nil
 }

@@ -282,7 +282,16 @@ func (s *Session) holdCall(tc *toolCall) {
 		s.refuse(tc, refusal{action: tc.action, amount: tc.amount, reason: d.Reason(), codes: decisionCodes(d), why: slipWhy(d)})
 		return
 	}
+	go s.awaitApproval(s.holdUnder(tc, lh), tc)
+}
+
+// holdUnder marks tc held under the ledger's hold lh and returns the
+// context its wait runs under: it ends when the client withdraws the call
+// (at once when it did already) or the slip is cancelled (trackHeld,
+// passkeyhold.go).
+func (s *Session) holdUnder(tc *toolCall, lh *book.Held) context.Context {
 	ctx, cancel := context.WithCancel(s.ctx)
+	s.e.trackHeld(tc, cancel)
 	s.mu.Lock()
 	withdrawn := tc.state == stateWithdrawn
 	tc.held = &held{cancel: cancel, ledger: lh}
@@ -290,8 +299,7 @@ func (s *Session) holdCall(tc *toolCall) {
 	if withdrawn {
 		cancel()
 	}
-	e.trackHeld(tc, cancel) // a cancellation of the slip refuses it at once (passkeyhold.go)
-	go s.awaitApproval(ctx, tc)
+	return ctx
 }
 
 // proposal is the call as the check before acting sees it.

@@ -153,12 +153,47 @@ func (r stepResult) text() string {
 // the steps; it returns their results and the executor's stderr.
 func (m *multiEnv) run(t *testing.T, steps ...step) ([]stepResult, string) {
 	t.Helper()
-	plan, err := json.Marshal(map[string]any{"steps": steps})
+	return m.runPlan(t, map[string]any{"steps": steps}, len(steps))
+}
+
+// runPlan runs the TypeScript client on plan (its steps and any other plan
+// members) to its end and returns its results, which must be n, and its
+// stderr.
+func (m *multiEnv) runPlan(t *testing.T, plan map[string]any, n int) ([]stepResult, string) {
+	t.Helper()
+	cmd, stdout, stderr := m.startClient(t, plan)
+	return waitClient(t, cmd, stdout, stderr, n), stderr.String()
+}
+
+// waitClient waits for a client startClient started and returns its
+// results, which must be n.
+func waitClient(t *testing.T, cmd *exec.Cmd, stdout, stderr *syncbuf.Buffer, n int) []stepResult {
+	t.Helper()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("the client: %v\nstderr:\n%s", err, stderr.String())
+	}
+	var out struct {
+		Steps []stepResult `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(stdout.String()), &out); err != nil {
+		t.Fatalf("the client's output %q: %v\nstderr:\n%s", stdout.String(), err, stderr.String())
+	}
+	if len(out.Steps) != n {
+		t.Fatalf("%d results for %d steps", len(out.Steps), n)
+	}
+	return out.Steps
+}
+
+// startClient writes plan and starts the TypeScript client on it, in front
+// of the executor; the caller waits for it.
+func (m *multiEnv) startClient(t *testing.T, plan map[string]any) (cmd *exec.Cmd, stdout, stderr *syncbuf.Buffer) {
+	t.Helper()
+	data, err := json.Marshal(plan)
 	if err != nil {
 		t.Fatal(err)
 	}
 	planPath := filepath.Join(t.TempDir(), "plan.json")
-	if err := os.WriteFile(planPath, plan, 0o600); err != nil {
+	if err := os.WriteFile(planPath, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	node, _ := npmServer(t, "server-filesystem")
@@ -166,22 +201,13 @@ func (m *multiEnv) run(t *testing.T, steps ...step) ([]stepResult, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(node, client, planPath, executorBin, "stdio", "--config", m.env.SettingsPath)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("the client: %v\nstderr:\n%s", err, stderr.String())
+	cmd = exec.Command(node, client, planPath, executorBin, "stdio", "--config", m.env.SettingsPath)
+	stdout, stderr = &syncbuf.Buffer{}, &syncbuf.Buffer{}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
 	}
-	var out struct {
-		Steps []stepResult `json:"steps"`
-	}
-	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
-		t.Fatalf("the client's output %q: %v\nstderr:\n%s", stdout.String(), err, stderr.String())
-	}
-	if len(out.Steps) != len(steps) {
-		t.Fatalf("%d results for %d steps", len(out.Steps), len(steps))
-	}
-	return out.Steps, stderr.String()
+	return cmd, stdout, stderr
 }
 
 // checkRecords runs verify and compare on the book and the copy.
@@ -625,21 +651,9 @@ func TestMultiServersRedactedApproval(t *testing.T) {
 	secret := "sk-proj-" + strings.Repeat("Zq9", 12)
 	content := "token file\napi_key=" + secret + "\n"
 	asked := filepath.Join(t.TempDir(), "asked.jsonl")
-	plan, _ := json.Marshal(map[string]any{"elicitTo": asked, "steps": []step{{Op: "call", Name: "fs.write_file",
+	cmd, stdout, stderr := m.startClient(t, map[string]any{"elicitTo": asked, "steps": []step{{Op: "call", Name: "fs.write_file",
 		Args: map[string]any{"path": filepath.Join(m.data, "key.txt"), "content": content}}}})
-	planPath := filepath.Join(t.TempDir(), "plan.json")
-	if err := os.WriteFile(planPath, plan, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	node, _ := npmServer(t, "server-filesystem")
-	client, _ := filepath.Abs(filepath.Join("..", "testdata", "multi", "client.mjs"))
-	cmd := exec.Command(node, client, planPath, executorBin, "stdio", "--config", m.env.SettingsPath)
-	var stdout, stderr syncbuf.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	h := &harness{t: t, env: m.env, stderr: &stderr}
+	h := &harness{t: t, env: m.env, stderr: stderr}
 	f := waitRequests(t, h, 1)[0]
 	shown := string(f.Arguments)
 	if strings.Contains(shown, secret) || !strings.Contains(shown, "[REDACTED:") {
@@ -674,14 +688,8 @@ func TestMultiServersRedactedApproval(t *testing.T) {
 	if out, code := runExecutor(t, "approve", "--config", m.env.SettingsPath, "--id", f.ID, "--yes"); code != 0 {
 		t.Fatalf("approve exits %d: %s", code, out)
 	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("the client: %v\n%s", err, stderr.String())
-	}
-	var out struct {
-		Steps []stepResult `json:"steps"`
-	}
-	if err := json.Unmarshal([]byte(stdout.String()), &out); err != nil || len(out.Steps) != 1 || out.Steps[0].IsError || out.Steps[0].Error != "" {
-		t.Fatalf("the approved write answered %s (%v)", stdout.String(), err)
+	if r := waitClient(t, cmd, stdout, stderr, 1)[0]; r.IsError || r.Error != "" {
+		t.Fatalf("the approved write answered %+v", r)
 	}
 	got, err := os.ReadFile(filepath.Join(m.data, "key.txt"))
 	if err != nil || string(got) != content {
@@ -935,7 +943,7 @@ func TestMultiServersHTTPServerRestart(t *testing.T) {
 	m := newMultiEnv(t, "http://127.0.0.1:"+port+"/mcp")
 	dir := t.TempDir()
 	paused, resume := filepath.Join(dir, "paused"), filepath.Join(dir, "resume")
-	plan, err := json.Marshal(map[string]any{"steps": []step{
+	cmd, stdout, stderr := m.startClient(t, map[string]any{"steps": []step{
 		{Op: "call", Name: "web.echo", Args: map[string]any{"message": "before"}},
 		{Op: "signal", Name: paused},
 		{Op: "waitFile", Name: resume},
@@ -943,21 +951,6 @@ func TestMultiServersHTTPServerRestart(t *testing.T) {
 		{Op: "call", Name: "ev.echo", Args: map[string]any{"message": "stdio goes on"}},
 		{Op: "call", Name: "web.echo", Args: map[string]any{"message": "in a new session"}},
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	planPath := filepath.Join(dir, "plan.json")
-	if err := os.WriteFile(planPath, plan, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	node, _ := npmServer(t, "server-filesystem")
-	client, _ := filepath.Abs(filepath.Join("..", "testdata", "multi", "client.mjs"))
-	cmd := exec.Command(node, client, planPath, executorBin, "stdio", "--config", m.env.SettingsPath)
-	var stdout, stderr syncbuf.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if _, err := os.Stat(paused); err == nil {
 			break
@@ -971,26 +964,18 @@ func TestMultiServersHTTPServerRestart(t *testing.T) {
 	if err := os.WriteFile(resume, []byte("go\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("the client: %v\nstderr:\n%s", err, stderr.String())
-	}
-	var out struct {
-		Steps []stepResult `json:"steps"`
-	}
-	if err := json.Unmarshal([]byte(stdout.String()), &out); err != nil || len(out.Steps) != 6 {
-		t.Fatalf("the client printed %s (%v)", stdout.String(), err)
-	}
-	if r := out.Steps[0]; r.IsError || !strings.Contains(r.text(), "before") {
+	steps := waitClient(t, cmd, stdout, stderr, 6)
+	if r := steps[0]; r.IsError || !strings.Contains(r.text(), "before") {
 		t.Errorf("web.echo before the restart: %+v", r)
 	}
-	if r := out.Steps[3]; !strings.Contains(r.Error, "the HTTP tool server answered 400 Bad Request (it says: Bad Request: No valid session ID provided); "+
+	if r := steps[3]; !strings.Contains(r.Error, "the HTTP tool server answered 400 Bad Request (it says: Bad Request: No valid session ID provided); "+
 		"the executor takes it as the session's end: this request was not sent again; the executor begins a new session for the next one") {
 		t.Errorf("web.echo after the restart: %+v", r)
 	}
-	if r := out.Steps[4]; r.IsError || !strings.Contains(r.text(), "stdio goes on") {
+	if r := steps[4]; r.IsError || !strings.Contains(r.text(), "stdio goes on") {
 		t.Errorf("ev.echo after the restart: %+v", r)
 	}
-	if r := out.Steps[5]; r.IsError || r.Error != "" || !strings.Contains(r.text(), "in a new session") {
+	if r := steps[5]; r.IsError || r.Error != "" || !strings.Contains(r.text(), "in a new session") {
 		t.Errorf("web.echo in the new session: %+v", r)
 	}
 	if n := strings.Count(stderr.String(), "a new session with the HTTP tool server began"); n != 1 {
@@ -1034,39 +1019,18 @@ func TestMultiServersHTTPOwnStream(t *testing.T) {
 	})
 	dir := t.TempDir()
 	logTo := filepath.Join(dir, "log.jsonl")
-	plan, err := json.Marshal(map[string]any{"logTo": logTo, "steps": []step{
+	steps, stderr := m.runPlan(t, map[string]any{"logTo": logTo, "steps": []step{
 		{Op: "call", Name: "web.toggle-simulated-logging"},
 		{Op: "waitFile", Name: logTo},
 		{Op: "call", Name: "web.echo", Args: map[string]any{"message": "after the log"}},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	planPath := filepath.Join(dir, "plan.json")
-	if err := os.WriteFile(planPath, plan, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	node, _ := npmServer(t, "server-filesystem")
-	client, _ := filepath.Abs(filepath.Join("..", "testdata", "multi", "client.mjs"))
-	cmd := exec.Command(node, client, planPath, executorBin, "stdio", "--config", m.env.SettingsPath)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("the client: %v\nstderr:\n%s", err, stderr.String())
-	}
-	var out struct {
-		Steps []stepResult `json:"steps"`
-	}
-	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil || len(out.Steps) != 3 {
-		t.Fatalf("the client printed %s (%v)\nstderr:\n%s", stdout.String(), err, stderr.String())
-	}
-	if r := out.Steps[0]; r.IsError || !strings.Contains(r.text(), "Started simulated") {
+	}}, 3)
+	if r := steps[0]; r.IsError || !strings.Contains(r.text(), "Started simulated") {
 		t.Errorf("web.toggle-simulated-logging: %+v", r)
 	}
-	if r := out.Steps[1]; r.Error != "" {
-		t.Fatalf("no log message reached the client: %+v\nstderr:\n%s", r, stderr.String())
+	if r := steps[1]; r.Error != "" {
+		t.Fatalf("no log message reached the client: %+v\nstderr:\n%s", r, stderr)
 	}
-	if r := out.Steps[2]; r.IsError || !strings.Contains(r.text(), "after the log") {
+	if r := steps[2]; r.IsError || !strings.Contains(r.text(), "after the log") {
 		t.Errorf("web.echo: %+v", r)
 	}
 	logged, err := os.ReadFile(logTo)
@@ -1076,8 +1040,8 @@ func TestMultiServersHTTPOwnStream(t *testing.T) {
 	if !strings.Contains(string(logged), "message - SessionId ") {
 		t.Errorf("the log messages the client got: %s", logged)
 	}
-	if !strings.Contains(stderr.String(), "the HTTP tool server's own stream is open") {
-		t.Errorf("the stream's opening is not logged; stderr:\n%s", stderr.String())
+	if !strings.Contains(stderr, "the HTTP tool server's own stream is open") {
+		t.Errorf("the stream's opening is not logged; stderr:\n%s", stderr)
 	}
 	m.checkRecords(t)
 }

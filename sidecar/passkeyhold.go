@@ -231,16 +231,7 @@ func (s *Session) holdForPasskey(tc *toolCall) {
 			codes: []string{"approval-unprepared"}, why: "the approval this call needs could not be prepared"})
 		return
 	}
-	ctx, cancel := context.WithCancel(s.ctx)
-	e.trackHeld(tc, cancel)
-	s.mu.Lock()
-	withdrawn := tc.state == stateWithdrawn
-	tc.held = &held{cancel: cancel, ledger: lh}
-	s.mu.Unlock()
-	if withdrawn {
-		cancel()
-	}
-	go s.awaitPasskey(ctx, tc, prep)
+	go s.awaitPasskey(s.holdUnder(tc, lh), tc, prep)
 }
 
 // awaitPasskey waits for the person's signed approval and sends the call,
@@ -342,25 +333,9 @@ func (e *Executor) keepApproval(call string, rec *record.Record) error {
 	if err != nil {
 		return fmt.Errorf("keeping the approval of call %s: %w", call, err)
 	}
-	path := e.keptPath(call)
-	tmp := path + ".tmp"
-	fh, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
-	if err != nil {
-		return fmt.Errorf("keeping the approval of call %s in %s: %w", call, e.set.Approvals.Queue, err)
-	}
-	_, err = fh.Write(data)
-	if err == nil {
-		err = fh.Sync()
-	}
-	if cerr := fh.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("keeping the approval of call %s in %s: %w", call, e.set.Approvals.Queue, err)
+	// A new file renamed into place, the file and then the folder synced.
+	if err := approval.WriteFileAtomic(e.set.Approvals.Queue, call+keptSuffix, data); err != nil {
+		return fmt.Errorf("keeping the approval of call %s: %w", call, err)
 	}
 	return nil
 }
@@ -378,7 +353,7 @@ func (e *Executor) forgetApproval(tc *toolCall) {
 
 // keptApproval reads the approval kept for a call; nil when there is none.
 func (e *Executor) keptApproval(call string) (*record.Record, error) {
-	data, err := os.ReadFile(e.keptPath(call))
+	data, err := approval.ReadQueueFile(e.keptPath(call))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

@@ -1,11 +1,8 @@
 package sidecar_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 
@@ -17,7 +14,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
-	"github.com/seed-6e06167c/mcp-executor/internal/syncbuf"
 	"github.com/seed-6e06167c/mcp-executor/sidecar"
 )
 
@@ -66,28 +62,7 @@ func collect(t *testing.T, r *sdkmetric.ManualReader, name string, want map[stri
 // from env); h.stop ends it.
 func inProcessWith(t *testing.T, env *devsetup.Env, o sidecar.OpenOptions) *harness {
 	t.Helper()
-	h := &harness{t: t, env: env, done: make(chan int, 1), stderr: &syncbuf.Buffer{}}
-	o.ConfigPath = env.SettingsPath
-	o.Logger = slog.New(slog.NewJSONHandler(h.stderr, nil))
-	e, err := sidecar.Open(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	h.in, h.out = inW, bufio.NewReader(outR)
-	go func() {
-		err := e.Serve(context.Background(), inR, outW, h.stderr)
-		outW.Close()
-		e.Close()
-		code, _ := sidecar.IsExit(err)
-		h.done <- code
-	}()
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("executor stderr:\n%s", h.stderr.String())
-		}
-	})
+	_, h := openInProcess(t, env, o)
 	return h
 }
 

@@ -21,9 +21,18 @@ import (
 // its files) and serves one session over pipes.
 func inProcess(t *testing.T, env *devsetup.Env) (*sidecar.Executor, *harness) {
 	t.Helper()
+	return openInProcess(t, env, sidecar.OpenOptions{})
+}
+
+// openInProcess opens the executor in this process with o (its ConfigPath
+// and Logger set here) and serves one session over pipes; the session ends
+// with the test (or earlier, by h.stop).
+func openInProcess(t *testing.T, env *devsetup.Env, o sidecar.OpenOptions) (*sidecar.Executor, *harness) {
+	t.Helper()
 	h := &harness{t: t, env: env, done: make(chan int, 1), stderr: &syncbuf.Buffer{}}
-	log := slog.New(slog.NewJSONHandler(h.stderr, nil))
-	e, err := sidecar.Open(context.Background(), sidecar.OpenOptions{ConfigPath: env.SettingsPath, Logger: log})
+	o.ConfigPath = env.SettingsPath
+	o.Logger = slog.New(slog.NewJSONHandler(h.stderr, nil))
+	e, err := sidecar.Open(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}

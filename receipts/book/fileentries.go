@@ -105,13 +105,7 @@ func entryOf(obj map[string]any) (FileEntry, bool) {
 		if obj[kind] == nil {
 			continue
 		}
-		var rec *record.Record
-		var err error
-		if pp, ok := obj[kind].(preParsed); ok && pp.kind == record.Kind(kind) {
-			rec, err = pp.rec, pp.err
-		} else {
-			rec, err = record.Parse(obj[kind], record.Kind(kind))
-		}
+		rec, err := parsedRecord(obj[kind], record.Kind(kind))
 		if err != nil {
 			return FileEntry{}, false
 		}

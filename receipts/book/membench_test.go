@@ -225,8 +225,10 @@ func floorJobs(t *testing.T, path string) (jobs []verifyJob, total int) {
 	}
 	defer fh.Close()
 	sc := newLineScanner(fh)
+	var buf []byte
 	for n := 0; n < 513; n++ {
-		line, _, err := sc.next()
+		line, _, err := sc.next(buf)
+		buf = line
 		if err != nil {
 			break
 		}

@@ -96,7 +96,11 @@ func parseLines(src io.Reader, covered int, kb *keyBoard, opts Options, each fun
 		for index, last := 0, false; !last; {
 			batch := &lineBatch{lines: make([]*parsedLine, 0, batchLines), ready: make(chan struct{})}
 			for ; len(batch.lines) < batchLines && !last; index++ {
-				line, lf, err := sc.next()
+				buf, _ := lineBuffers.Get().(*[]byte)
+				if buf == nil {
+					buf = new([]byte)
+				}
+				line, lf, err := sc.next(*buf)
 				pl := &parsedLine{lf: lf, end: sc.bytes, deferred: index < covered}
 				switch {
 				case errors.Is(err, io.EOF):
@@ -104,12 +108,7 @@ func parseLines(src io.Reader, covered int, kb *keyBoard, opts Options, each fun
 				case err != nil:
 					pl.ioErr, last = err, true
 				default:
-					buf, _ := lineBuffers.Get().(*[]byte)
-					if buf == nil {
-						buf = new([]byte)
-					}
-					pl.buf = buf
-					pl.line = append((*buf)[:0], line...)
+					pl.buf, pl.line = buf, line
 					if sc.leaf != nil {
 						pl.leaf, pl.cut = *sc.leaf, true // hashed whole as it was read
 					}

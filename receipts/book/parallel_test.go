@@ -132,8 +132,10 @@ func TestEverySignatureCheckedOnce(t *testing.T) {
 func readInOrder(text []byte, opts Options) ([]Entry, string) {
 	r := newReader(opts, true)
 	sc := newLineScanner(bytes.NewReader(text))
+	var buf []byte
 	for r.size < MaxEntries {
-		line, _, err := sc.next()
+		line, _, err := sc.next(buf)
+		buf = line
 		if err != nil {
 			break
 		}

@@ -50,7 +50,9 @@ func (s SignedStub) Bytes() ([]byte, error) {
 		}
 	}
 	// The members in their canonical order: approval, countersignature, stub.
-	b := make([]byte, 0, 64+len(approval)+2*16384)
+	// The buffer holds the line exactly, and the line feed the writer adds
+	// (enqueue), so that nothing is copied under the book's lock.
+	b := make([]byte, 0, s.size(approval)+1)
 	b = append(b, '{')
 	if approval != nil {
 		b = append(b, `"approval":`...)
@@ -75,18 +77,27 @@ func (s SignedStub) Len() (int, error) {
 	if !s.Countersignature.IsZero() && s.Countersignature.Kind() != record.Countersignature {
 		return 0, errors.New("a signed stub line's countersignature is not a countersignature")
 	}
+	var approval []byte
+	if s.Approval != nil {
+		var err error
+		if approval, err = canon.Marshal(s.Approval.Value()); err != nil {
+			return 0, fmt.Errorf("measuring a book line: the approval: %w", err)
+		}
+	}
+	return s.size(approval), nil
+}
+
+// size is the length of the line's text, without its line feed, with
+// approval the approval's canonical text (nil for none).
+func (s SignedStub) size(approval []byte) int {
 	n := len(`{"stub":}`) + s.Stub.EnvelopeLen()
+	if approval != nil {
+		n += len(`"approval":,`) + len(approval)
+	}
 	if !s.Countersignature.IsZero() {
 		n += len(`"countersignature":,`) + s.Countersignature.EnvelopeLen()
 	}
-	if s.Approval != nil {
-		approval, err := canon.Marshal(s.Approval.Value())
-		if err != nil {
-			return 0, fmt.Errorf("measuring a book line: the approval: %w", err)
-		}
-		n += len(`"approval":,`) + len(approval)
-	}
-	return n, nil
+	return n
 }
 
 // AppendSigned is AppendStub for a line this process signed: the same
@@ -154,13 +165,19 @@ func (r *reader) readSigned(line []byte, obj map[string]any, strict bool) (Entry
 // as it is, one a worker has read (parseLines) as it was read, anything
 // else through record.Parse.
 func (r *reader) parseRecord(v any, kind record.Kind) (*record.Record, error) {
-	switch x := v.(type) {
-	case signedValue:
+	if x, ok := v.(signedValue); ok {
 		if x.rec.Kind != kind {
 			return nil, problemf("check-failed", "a %s signed here stands where a %s belongs", x.rec.Kind, kind)
 		}
 		return x.rec, nil
-	case preParsed:
+	}
+	return parsedRecord(v, kind)
+}
+
+// parsedRecord reads v as a record of kind: one a worker has read
+// (parseLines) as it was read, anything else through record.Parse.
+func parsedRecord(v any, kind record.Kind) (*record.Record, error) {
+	if x, ok := v.(preParsed); ok {
 		if x.kind == kind {
 			return x.rec, x.err
 		}

@@ -71,6 +71,7 @@ func TestAppendSigned(t *testing.T) {
 		if n, err := s.Len(); err != nil || n != len(text) {
 			t.Fatalf("Len %d, %v: the line is %d bytes", n, err, len(text))
 		}
+		exactLine(t, s, text)
 		written = append(written, text)
 	}
 	if checks.Load() != 0 {
@@ -214,6 +215,22 @@ func TestAppendSignedWithApproval(t *testing.T) {
 	}
 	if n, err := (SignedStub{Stub: s.Stub}).Len(); err != nil || n != len(`{"stub":}`)+s.Stub.EnvelopeLen() {
 		t.Fatalf("Len %d, %v of a line with its stub alone", n, err)
+	}
+	exactLine(t, s, want)
+}
+
+// exactLine checks that s.Bytes() is want in a buffer with room for the
+// line feed alone, so the writer adds it without copying the line (under
+// the book's lock) and nothing more was allocated.
+func exactLine(t *testing.T, s SignedStub, want []byte) {
+	t.Helper()
+	got, err := s.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) || cap(got) != len(got)+1 {
+		t.Fatalf("the line is %d bytes in a buffer of %d (want %d bytes and one for the line feed); same text: %v",
+			len(got), cap(got), len(want), bytes.Equal(got, want))
 	}
 }
 

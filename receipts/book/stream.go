@@ -2,7 +2,6 @@ package book
 
 import (
 	"bufio"
-	"crypto/sha256"
 	"errors"
 	"hash"
 	"io"
@@ -21,7 +20,6 @@ type lineScanner struct {
 	bytes int64 // bytes read so far, line feeds included
 	// leaf is the leaf hash of the line last returned when it was cut.
 	leaf *[32]byte
-	buf  []byte // the line last returned, reused for the next
 	// lastEnd is bytes at the end of the line last returned.
 	lastEnd int64
 }
@@ -30,14 +28,13 @@ func newLineScanner(src io.Reader) *lineScanner {
 	return &lineScanner{br: bufio.NewReaderSize(src, 1<<16)}
 }
 
-// next returns the next line without its line feed, and whether a line
-// feed ended it. The line is valid until the next call (the reader keeps
-// nothing of a line's bytes: what it keeps it copies). At the end it
-// returns io.EOF and no line.
-func (s *lineScanner) next() (line []byte, lf bool, err error) {
+// next reads the next line, without its line feed, into dst's storage
+// (dst[:0], grown as needed) and returns it, and whether a line feed ended
+// it: the line is copied once, from the reader's buffer into dst. At the
+// end it returns io.EOF and no line.
+func (s *lineScanner) next(dst []byte) (line []byte, lf bool, err error) {
 	s.leaf = nil
-	line = s.buf[:0]
-	defer func() { s.buf = line[:0] }()
+	line = dst[:0]
 	var h hash.Hash
 	for {
 		chunk, rerr := s.br.ReadSlice('\n')
@@ -50,8 +47,7 @@ func (s *lineScanner) next() (line []byte, lf bool, err error) {
 		case h != nil:
 			h.Write(chunk)
 		case len(line)+len(chunk) > MaxLineBytes+1:
-			hh := sha256.New()
-			hh.Write([]byte{0})
+			hh := newLeafHash()
 			hh.Write(line)
 			hh.Write(chunk)
 			h = hh

@@ -1,6 +1,9 @@
 package book
 
-import "crypto/sha256"
+import (
+	"crypto/sha256"
+	"hash"
+)
 
 // tree is the RFC 6962 Merkle tree over the book's lines (without their
 // line feeds), kept as its perfect subtrees so that adding a line costs
@@ -14,12 +17,19 @@ func (t *tree) add(line []byte) { t.addLeaf(leafHash(line)) }
 
 // leafHash is a line's leaf hash: SHA-256 of 0x00 and the line.
 func leafHash(line []byte) [32]byte {
-	h := sha256.New()
-	h.Write([]byte{0})
+	h := newLeafHash()
 	h.Write(line)
 	var leaf [32]byte
 	h.Sum(leaf[:0])
 	return leaf
+}
+
+// newLeafHash starts a leaf hash; the line's bytes are written after it
+// (lineScanner writes a long line's as it reads them).
+func newLeafHash() hash.Hash {
+	h := sha256.New()
+	h.Write([]byte{0})
+	return h
 }
 
 // addLeaf adds a line by its leaf hash.

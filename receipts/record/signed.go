@@ -89,15 +89,6 @@ func (s Signed) Keys() jwk.KeySet {
 	return s.p.keys
 }
 
-// EnvelopeLen is the length of the text AppendEnvelope appends; 0 for a
-// zero Signed.
-func (s Signed) EnvelopeLen() int {
-	if s.p == nil {
-		return 0
-	}
-	return len(s.p.envelope)
-}
-
 // AppendEnvelope appends the record's envelope in canonical JSON (the
 // text canon.Marshal(Record().Value()) gives) to dst.
 func (s Signed) AppendEnvelope(dst []byte) []byte {
@@ -105,6 +96,14 @@ func (s Signed) AppendEnvelope(dst []byte) []byte {
 		return dst
 	}
 	return append(dst, s.p.envelope...)
+}
+
+// EnvelopeLen is the length of the text AppendEnvelope appends.
+func (s Signed) EnvelopeLen() int {
+	if s.p == nil {
+		return 0
+	}
+	return len(s.p.envelope)
 }
 
 // envelopeBytes writes a hybrid record's envelope canonically: the members

@@ -355,6 +355,21 @@ func (q *Queue) read(r *Request, want File, path string) (Answer, string, bool) 
 	return Answer{Request: r.ID, Approved: *f.Approved, Channel: channel, Who: ownerOf(st), When: now()}, "", true
 }
 
+// ReadQueueFile reads a file the executor keeps in the queue folder (a kept
+// approval) as every queue file is read: never through a symbolic link, a
+// FIFO, a device or a second hard link, and at most MaxFileSize bytes. A
+// missing file is an error that wraps fs.ErrNotExist.
+func ReadQueueFile(path string) ([]byte, error) {
+	data, _, err := readQueueFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("approval: reading %s: %w", path, err)
+	}
+	if len(data) > MaxFileSize {
+		return nil, fmt.Errorf("approval: %s is longer than %d bytes", path, MaxFileSize)
+	}
+	return data, nil
+}
+
 // readQueueFile reads a file of the queue folder (see openAnswer for the
 // files refused), at most MaxFileSize+1 bytes: ParseFile refuses more.
 func readQueueFile(path string) ([]byte, fs.FileInfo, error) {

@@ -11,9 +11,10 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 )
 
-// TestAddSlip: the slip is added once; a start that finds it in the book adds nothing; the slip is found
-// by the book reader when it is not the first line.
-func TestAddSlip(t *testing.T) {
+// devFolder builds a development working folder (one tool, the dev
+// passkey's slip) and loads its settings and its slip.
+func devFolder(t *testing.T) (*devsetup.Env, *settings.Settings, *slip.Slip) {
+	t.Helper()
 	e, err := devsetup.Build(devsetup.Options{Dir: t.TempDir(), Command: "/bin/true",
 		Tools: map[string]devsetup.Tool{"echo": {Action: "provared.data.read"}}})
 	if err != nil {
@@ -27,6 +28,13 @@ func TestAddSlip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return e, set, sl
+}
+
+// TestAddSlip: the slip is added once; a start that finds it in the book adds nothing; the slip is found
+// by the book reader when it is not the first line.
+func TestAddSlip(t *testing.T) {
+	e, _, sl := devFolder(t)
 	if sl.Fingerprint != e.Slip.Fingerprint {
 		t.Fatalf("LoadSlip read %s, want %s", sl.Fingerprint, e.Slip.Fingerprint)
 	}

@@ -6,28 +6,13 @@ import (
 	"os"
 	"strings"
 	"testing"
-
-	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
-	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 )
 
 // TestOpenBookCheckpoint: the first start writes a checkpoint, the next
 // uses it; a checkpoint changed on disk, or one of another book, is
 // ignored with a warning and the book still opens, verified whole.
 func TestOpenBookCheckpoint(t *testing.T) {
-	e, err := devsetup.Build(devsetup.Options{Dir: t.TempDir(), Command: "/bin/true",
-		Tools: map[string]devsetup.Tool{"echo": {Action: "provared.data.read"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, _, err := settings.Load(e.SettingsPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sl, err := LoadSlip(set, e.Agent.Keys(), e.Executor.Keys())
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, set, sl := devFolder(t)
 	key := bytes.Repeat([]byte{3}, 32)
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))

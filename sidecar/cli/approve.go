@@ -97,9 +97,16 @@ func runApprove(ctx context.Context, env Env, args []string) int {
 
 // approveUsageFault names what is wrong with approve's flags, or returns "".
 func approveUsageFault(config, id string, yes, no, once bool, nargs int) string {
-	switch {
-	case config == "" || nargs != 0:
+	if config == "" || nargs != 0 {
 		return "--config FILE is required"
+	}
+	return answerFlagsFault(id, yes, no, once)
+}
+
+// answerFlagsFault names what is wrong with how approve's --id, --yes, --no
+// and --once are given together (queue folder or Kubernetes), or returns "".
+func answerFlagsFault(id string, yes, no, once bool) string {
+	switch {
 	case id == "" && (yes || no):
 		return "--yes and --no answer the request named by --id"
 	case id != "" && yes == no:

@@ -50,14 +50,9 @@ func runApproveKubernetes(ctx context.Context, env Env, args []string) int {
 	case (*namespace == "") == (*config == ""):
 		fmt.Fprintln(env.Stderr, "mcp-executor approve --kubernetes: give exactly one of --namespace NS and --config FILE")
 		return ExitUsage
-	case *id == "" && (*yes || *no):
-		fmt.Fprintln(env.Stderr, "mcp-executor approve: --yes and --no answer the request named by --id")
-		return ExitUsage
-	case *id != "" && *yes == *no:
-		fmt.Fprintln(env.Stderr, "mcp-executor approve: --id needs exactly one of --yes and --no")
-		return ExitUsage
-	case *id != "" && *once:
-		fmt.Fprintln(env.Stderr, "mcp-executor approve: --once asks about the first waiting request; --id names one")
+	}
+	if usage := answerFlagsFault(*id, *yes, *no, *once); usage != "" {
+		fmt.Fprintln(env.Stderr, "mcp-executor approve: "+usage)
 		return ExitUsage
 	}
 	ns := *namespace

@@ -81,13 +81,19 @@ func CompareCopy(ctx context.Context, o CompareOptions) (*CompareResult, error) 
 		}
 		return nil, fmt.Errorf("the copy key must exist (compare makes none): %w", err)
 	}
+	return compareWithKey(set, key, bookPath, o.ListMatches)
+}
+
+// compareWithKey checks the book at bookPath and holds the settings' copy,
+// under key (already loaded), against it.
+func compareWithKey(set *settings.Settings, key []byte, bookPath string, listMatches bool) (*CompareResult, error) {
 	check, err := book.VerifyFile(bookPath, set.Agent.IssuerKeys)
 	if err != nil {
 		return nil, err
 	}
 	return compareFiles(compareFilesIn{
 		copyPath: set.Executor.Copy, key: key, name: set.Name, bookPath: bookPath, service: set.Service,
-		check: check, listMatches: o.ListMatches,
+		check: check, listMatches: listMatches,
 	})
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/copylog"
 	"github.com/seed-6e06167c/mcp-executor/keys"
 	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
+	"github.com/seed-6e06167c/mcp-executor/sidecar"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/boot"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 )
@@ -74,7 +75,7 @@ type UsageResult struct {
 }
 
 // Usage reads the copy (and, through compare, the book) that the settings
-// name.
+// name, loading the settings and the copy key once for both.
 func Usage(ctx context.Context, configPath string, log *slog.Logger) (*UsageResult, error) {
 	set, _, err := settings.Load(configPath)
 	if err != nil {
@@ -90,7 +91,10 @@ func Usage(ctx context.Context, configPath string, log *slog.Logger) (*UsageResu
 	if err != nil {
 		return nil, err
 	}
-	cmp, err := CompareCopy(ctx, CompareOptions{ConfigPath: configPath, Logger: log})
+	// The settings and the copy key are those just loaded: compare them
+	// without loading both again (a key held by a secret store is a round
+	// trip).
+	cmp, err := compareWithKey(set, key, set.Agent.Book, false)
 	if err != nil {
 		res.Compare = "compare: FAIL " + err.Error()
 	} else {
@@ -226,11 +230,11 @@ func (a *usageAcc) result() *UsageResult {
 func refusedReason(ln copylog.Line) string {
 	for _, c := range ln.Codes {
 		switch {
-		case c == "unlisted":
+		case c == sidecar.CodeUnlisted:
 			return RefusedUnlisted
-		case c == "refused-by-rule":
+		case c == sidecar.CodeRefusedByRule:
 			return RefusedRule
-		case c == "quota":
+		case c == sidecar.CodeQuota:
 			return RefusedQuota
 		case c == "approval-declined":
 			return RefusedDeclined
