@@ -23,7 +23,10 @@ func (tc *toolCall) outgoing(line []byte, m *wire.Message) ([]byte, *wire.Messag
 	if out, om, err := wire.EditRequest(line, m, id, append(callID, trace...)); err == nil {
 		return out, om
 	}
-	// Rare: find which group the _meta refuses.
+	// Rare: the _meta refuses a group. Each group alone, once: the log
+	// names each one refused, and the first that goes in is sent.
+	var out []byte
+	var om *wire.Message
 	for _, g := range []struct {
 		metas []wire.Member
 		warn  string
@@ -34,18 +37,17 @@ func (tc *toolCall) outgoing(line []byte, m *wire.Message) ([]byte, *wire.Messag
 		if len(g.metas) == 0 {
 			continue
 		}
-		if _, _, err := wire.EditRequest(line, m, id, g.metas); err != nil {
+		o, gm, err := wire.EditRequest(line, m, id, g.metas)
+		if err != nil {
 			tc.log().Warn(g.warn, slog.String("error", err.Error()))
-		}
-	}
-	// Either group alone, when one of them goes in.
-	for _, metas := range [][]wire.Member{callID, trace} {
-		if len(metas) == 0 {
 			continue
 		}
-		if out, om, err := wire.EditRequest(line, m, id, metas); err == nil {
-			return out, om
+		if out == nil {
+			out, om = o, gm
 		}
+	}
+	if out != nil {
+		return out, om
 	}
 	out, om, err := wire.EditRequest(line, m, id, nil)
 	if err != nil {

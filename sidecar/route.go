@@ -545,12 +545,8 @@ func qualifyTool(entry json.RawMessage, qualified func(server, tool string) stri
 	if !ok {
 		return nil, false
 	}
-	start := cap(entry) - cap(v)
-	out := make([]byte, 0, len(entry)+len(server)+2)
-	out = append(out, entry[:start]...)
-	out = append(out, jsonString(qualified(server, name))...)
-	out = append(out, entry[start+len(v):]...)
-	return out, true
+	start := cap(entry) - cap(v) // v is a slice of entry
+	return wire.SpliceID(entry, wire.Span{Start: start, End: start + len(v)}, jsonString(qualified(server, name))), true
 }
 
 func capabilities(result []byte) map[string]json.RawMessage {

@@ -540,11 +540,12 @@ func (e *Executor) bookAppended(ctx context.Context, kind string, line book.Line
 	e.bookAppendedBytes(ctx, kind, n)
 }
 
-// bookAppendedSigned counts a stub line AppendSigned wrote and its bytes.
+// bookAppendedSigned counts a stub line AppendSigned wrote and its bytes
+// (measured, not put together again).
 func (e *Executor) bookAppendedSigned(ctx context.Context, line book.SignedStub) {
 	n := int64(0)
-	if b, err := line.Bytes(); err == nil {
-		n = int64(len(b)) + 1
+	if l, err := line.Len(); err == nil {
+		n = int64(l) + 1
 	}
 	e.bookAppendedBytes(ctx, "stub", n)
 }

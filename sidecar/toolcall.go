@@ -182,25 +182,29 @@ func (tc *toolCall) cancel() {
 	}
 }
 
+// notTaken answers a tools/call 1001 before it is taken, with why as the
+// answer's message and its span's status.
+func (s *Session) notTaken(m *wire.Message, why string) {
+	s.notTakenCall(m, why)
+	s.replyError(m.ID, wire.CodeNotTaken, why, nil)
+}
+
 // takeCall accepts a tools/call into the queue, or answers 1001.
 func (s *Session) takeCall(line []byte, m *wire.Message) {
 	s.mu.Lock()
 	if s.admitQ == nil || s.e.stopped.Load() {
 		s.mu.Unlock()
-		s.notTakenCall(m, "not taken: "+ErrStopped.Error())
-		s.replyError(m.ID, wire.CodeNotTaken, "not taken: "+ErrStopped.Error(), nil)
+		s.notTaken(m, "not taken: "+ErrStopped.Error())
 		return
 	}
 	if s.e.draining.Load() {
 		s.mu.Unlock()
-		s.notTakenCall(m, "not taken: the executor is stopping")
-		s.replyError(m.ID, wire.CodeNotTaken, "not taken: the executor is stopping", nil)
+		s.notTaken(m, "not taken: the executor is stopping")
 		return
 	}
 	if s.waiting >= s.e.set.MaxWaiting {
 		s.mu.Unlock()
-		s.notTakenCall(m, "not taken: too many calls are waiting")
-		s.replyError(m.ID, wire.CodeNotTaken, "not taken: too many calls are waiting", nil)
+		s.notTaken(m, "not taken: too many calls are waiting")
 		return
 	}
 	if why := s.e.bookFullWhy(); why != "" {
@@ -213,8 +217,7 @@ func (s *Session) takeCall(line []byte, m *wire.Message) {
 		s.mu.Unlock()
 		s.log.Warn("a call is not taken: the bytes of the calls in flight would pass maxBytesWaiting",
 			slog.Int64("bytes", size), slog.Int64("maxBytesWaiting", s.e.set.MaxBytesWaiting))
-		s.notTakenCall(m, "not taken: maxBytesWaiting")
-		s.replyError(m.ID, wire.CodeNotTaken, "not taken: the calls in flight hold too many bytes (maxBytesWaiting)", nil)
+		s.notTaken(m, "not taken: the calls in flight hold too many bytes (maxBytesWaiting)")
 		return
 	}
 	s.waiting++

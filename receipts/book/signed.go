@@ -52,14 +52,7 @@ func (s SignedStub) Bytes() ([]byte, error) {
 	// The members in their canonical order: approval, countersignature, stub.
 	// The buffer holds the line exactly, and the line feed the writer adds
 	// (enqueue), so that nothing is copied under the book's lock.
-	n := len(`{"stub":}`+"\n") + s.Stub.EnvelopeLen()
-	if approval != nil {
-		n += len(`"approval":,`) + len(approval)
-	}
-	if !s.Countersignature.IsZero() {
-		n += len(`"countersignature":,`) + s.Countersignature.EnvelopeLen()
-	}
-	b := make([]byte, 0, n)
+	b := make([]byte, 0, s.size(approval)+1)
 	b = append(b, '{')
 	if approval != nil {
 		b = append(b, `"approval":`...)
@@ -72,6 +65,39 @@ func (s SignedStub) Bytes() ([]byte, error) {
 	b = append(b, `"stub":`...)
 	b = s.Stub.AppendEnvelope(b)
 	return append(b, '}'), nil
+}
+
+// Len is len(Bytes()) without putting the line together: the
+// envelopes' lengths and the members' names (an approval, when there is
+// one, is marshalled to be measured).
+func (s SignedStub) Len() (int, error) {
+	if s.Stub.Kind() != record.Stub {
+		return 0, errors.New("a signed stub line holds a stub signed by record.SignChecked")
+	}
+	if !s.Countersignature.IsZero() && s.Countersignature.Kind() != record.Countersignature {
+		return 0, errors.New("a signed stub line's countersignature is not a countersignature")
+	}
+	var approval []byte
+	if s.Approval != nil {
+		var err error
+		if approval, err = canon.Marshal(s.Approval.Value()); err != nil {
+			return 0, fmt.Errorf("measuring a book line: the approval: %w", err)
+		}
+	}
+	return s.size(approval), nil
+}
+
+// size is the length of the line's text, without its line feed, with
+// approval the approval's canonical text (nil for none).
+func (s SignedStub) size(approval []byte) int {
+	n := len(`{"stub":}`) + s.Stub.EnvelopeLen()
+	if approval != nil {
+		n += len(`"approval":,`) + len(approval)
+	}
+	if !s.Countersignature.IsZero() {
+		n += len(`"countersignature":,`) + s.Countersignature.EnvelopeLen()
+	}
+	return n
 }
 
 // AppendSigned is AppendStub for a line this process signed: the same

@@ -68,6 +68,9 @@ func TestAppendSigned(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if n, err := s.Len(); err != nil || n != len(text) {
+			t.Fatalf("Len %d, %v: the line is %d bytes", n, err, len(text))
+		}
 		exactLine(t, s, text)
 		written = append(written, text)
 	}
@@ -206,6 +209,12 @@ func TestAppendSignedWithApproval(t *testing.T) {
 	want, _ := s.Line().Bytes()
 	if got, _ := s.Bytes(); !bytes.Equal(got, want) {
 		t.Fatal("the line with its approval is not the records' canonical text")
+	}
+	if n, err := s.Len(); err != nil || n != len(want) {
+		t.Fatalf("Len %d, %v: the line with its approval is %d bytes", n, err, len(want))
+	}
+	if n, err := (SignedStub{Stub: s.Stub}).Len(); err != nil || n != len(`{"stub":}`)+s.Stub.EnvelopeLen() {
+		t.Fatalf("Len %d, %v of a line with its stub alone", n, err)
 	}
 	exactLine(t, s, want)
 }
