@@ -1,7 +1,5 @@
 package sidecar
 
-import "github.com/seed-6e06167c/mcp-executor/sidecar/wire"
-
 // lockAdmit takes admitMu for a call and checks that the executor still
 // takes calls. It returns true with admitMu held; otherwise it has let go
 // of admitMu, run undo (when not nil: what the caller holds for the call),
@@ -23,7 +21,7 @@ func (s *Session) lockAdmit(tc *toolCall, undo func()) bool {
 	}
 	if stopped {
 		tc.decide(DecisionNotTaken)
-		s.replyCallError(tc, wire.CodeNotTaken, "not taken: "+ErrStopped.Error(), nil)
+		s.replyCallNotTaken(tc, notTakenStopped)
 		s.release(tc)
 		return false
 	}

@@ -498,10 +498,10 @@ func (s *Session) heldEnded(tc *toolCall, err error) {
 		tc.decide(DecisionWithdrawn)
 		tc.span.SetStatus(codes.Error, "withdrawn")
 	case errors.Is(err, context.Canceled), errors.Is(err, approval.ErrClosed):
-		s.replyCallError(tc, wire.CodeNotTaken, "not taken: the executor is stopping", nil)
+		s.replyCallNotTaken(tc, notTakenDraining)
 	default:
 		s.e.stop("the copy could not be written: " + err.Error())
-		s.replyCallError(tc, wire.CodeNotTaken, "not taken: the executor could not record the request for approval", nil)
+		s.replyCallNotTaken(tc, notTakenRequestNotWritten)
 	}
 	s.release(tc)
 }

@@ -21,7 +21,6 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/receipts/slip"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/approval"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/page"
-	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
 )
 
 // Calls whose slip asks for the person's own approval, and the person's
@@ -279,7 +278,7 @@ func (s *Session) sendApproved(tc *toolCall, rec *record.Record) {
 		tc.held.ledger.Release()
 		e.log.Error("an approved call is not sent: its approval could not be kept for a restart", slog.String("call", tc.ourID), slog.String("error", err.Error()))
 		tc.decide(DecisionNotTaken)
-		s.replyCallError(tc, wire.CodeNotTaken, "not taken: the executor could not keep the call's approval", nil)
+		s.replyCallNotTaken(tc, notTakenApprovalNotKept)
 		s.release(tc)
 		return
 	}

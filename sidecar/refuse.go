@@ -85,7 +85,7 @@ func (s *Session) refuse(tc *toolCall, r refusal) {
 	}
 	result, err := wire.ToolErrorResult(why, meta)
 	if err != nil {
-		s.replyCallError(tc, wire.CodeNotTaken, "not taken: the refusal could not be written", nil)
+		s.replyCallNotTaken(tc, notTakenRefusalNotWritten)
 		return
 	}
 	tc.refused(r.refused, denialFP)

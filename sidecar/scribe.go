@@ -87,7 +87,7 @@ func (e *Executor) commit(tc *toolCall, tip *chainTip) (rest func()) {
 		tc.hold.Release()
 		e.forgetApproval(tc)
 		return func() {
-			s.replyCallError(tc, wire.CodeNotTaken, "not taken: the executor could not record the call", nil)
+			s.replyCallNotTaken(tc, notTakenNotRecorded)
 			s.release(tc)
 		}
 	case outWithdrawn:

@@ -327,7 +327,7 @@ func (s *Session) forward(line []byte, m *wire.Message) {
 	s.mu.Lock()
 	if filter && s.lists >= maxListsWaiting {
 		s.mu.Unlock()
-		s.replyError(m.ID, wire.CodeNotTaken, "too many tools/list requests are waiting for the tool server", nil)
+		s.replyNotTaken(m.ID, notTakenListsWaiting)
 		return
 	}
 	r := &passRequest{ourID: ourID, clientID: clone(m.ID), filter: filter}
@@ -619,9 +619,6 @@ func (s *Session) toClient(line []byte) {
 func (s *Session) replyError(id []byte, code int, message string, data []byte) {
 	if id == nil {
 		id = []byte("null")
-	}
-	if code == wire.CodeNotTaken {
-		s.e.notTakenAnswered(message)
 	}
 	s.toClient(wire.ErrorLine(id, code, message, data))
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -573,27 +572,9 @@ func (t *telemetry) signed(ctx context.Context, keys string, start time.Time, er
 	}
 }
 
-// notTakenAnswered counts a 1001 answer.
-func (e *Executor) notTakenAnswered(message string) {
-	why := strings.TrimPrefix(message, "not taken: ")
-	e.tel.notTaken.Add(context.Background(), 1, metric.WithAttributes(attribute.String("why", notTakenWhy(why))))
-}
-
-// notTakenWhy is a 1001 answer's reason in a few words, for its label.
-func notTakenWhy(why string) string {
-	switch {
-	case strings.Contains(why, "too many calls"):
-		return "max-waiting"
-	case strings.Contains(why, "maxBytesWaiting"):
-		return "max-bytes-waiting"
-	case strings.Contains(why, "stopping"):
-		return "draining"
-	case strings.Contains(why, "could not record"):
-		return "not-recorded"
-	case strings.Contains(why, "tools/list"):
-		return "lists-waiting"
-	}
-	return "stopped"
+// notTakenAnswered counts a 1001 answer under its reason's label.
+func (e *Executor) notTakenAnswered(label string) {
+	e.tel.notTaken.Add(context.Background(), 1, metric.WithAttributes(attribute.String("why", label)))
 }
 
 // lineDropped counts a line from the tool server that was dropped.

@@ -182,11 +182,11 @@ func (tc *toolCall) cancel() {
 	}
 }
 
-// notTaken answers a tools/call 1001 before it is taken, with why as the
-// answer's message and its span's status.
-func (s *Session) notTaken(m *wire.Message, why string) {
-	s.notTakenCall(m, why)
-	s.replyError(m.ID, wire.CodeNotTaken, why, nil)
+// notTaken answers a tools/call 1001 before it is taken, with nt's
+// message as the answer's message and its span's status.
+func (s *Session) notTaken(m *wire.Message, nt notTaken) {
+	s.notTakenCall(m, nt.message)
+	s.replyNotTaken(m.ID, nt)
 }
 
 // takeCall accepts a tools/call into the queue, or answers 1001.
@@ -194,22 +194,22 @@ func (s *Session) takeCall(line []byte, m *wire.Message) {
 	s.mu.Lock()
 	if s.admitQ == nil || s.e.stopped.Load() {
 		s.mu.Unlock()
-		s.notTaken(m, "not taken: "+ErrStopped.Error())
+		s.notTaken(m, notTakenStopped)
 		return
 	}
 	if s.e.draining.Load() {
 		s.mu.Unlock()
-		s.notTaken(m, "not taken: the executor is stopping")
+		s.notTaken(m, notTakenDraining)
 		return
 	}
 	if s.waiting >= s.e.set.MaxWaiting {
 		s.mu.Unlock()
-		s.notTaken(m, "not taken: too many calls are waiting")
+		s.notTaken(m, notTakenMaxWaiting)
 		return
 	}
 	if why := s.e.bookFullWhy(); why != "" {
 		s.mu.Unlock()
-		s.replyError(m.ID, wire.CodeNotTaken, "not taken: "+why, nil)
+		s.notTaken(m, notTakenBookFull(why))
 		return
 	}
 	size := int64(len(line))
@@ -217,7 +217,7 @@ func (s *Session) takeCall(line []byte, m *wire.Message) {
 		s.mu.Unlock()
 		s.log.Warn("a call is not taken: the bytes of the calls in flight would pass maxBytesWaiting",
 			slog.Int64("bytes", size), slog.Int64("maxBytesWaiting", s.e.set.MaxBytesWaiting))
-		s.notTaken(m, "not taken: the calls in flight hold too many bytes (maxBytesWaiting)")
+		s.notTaken(m, notTakenMaxBytes)
 		return
 	}
 	s.waiting++
@@ -361,7 +361,7 @@ func (s *Session) stillWanted(tc *toolCall) bool {
 		s.replyCallError(tc, wire.CodeNoAnswer, "no answer: the tool server ended", nil)
 	case s.e.stopped.Load():
 		tc.decide(DecisionNotTaken)
-		s.replyCallError(tc, wire.CodeNotTaken, "not taken: "+ErrStopped.Error(), nil)
+		s.replyCallNotTaken(tc, notTakenStopped)
 	default:
 		return true
 	}
