@@ -90,6 +90,11 @@
 // [Log.Close], so a second executor on the same copy fails at once
 // ([ErrLocked]).
 //
+// [Log.AppendUnsynced] writes the same way but does not wait for a sync of
+// its own: its lines reach the disk with the next Append's fdatasync
+// (which syncs the whole file) or at Close. The executor uses it only for
+// the receipt line, below.
+//
 // # The receipt line comes after the answer
 //
 // The executor writes a call's lines in this order: sent (durable before
@@ -113,6 +118,14 @@
 //     client only once its stub is durable. A stub line torn by a stop was
 //     never answered (its append had not returned), so setting it aside at
 //     the next start loses nothing that was acknowledged.
+//   - receipt is not synced on its own (AppendUnsynced). A stop of the
+//     process loses nothing written, and a crash of the machine before the
+//     next sync loses at most lines that were never acknowledged as
+//     durable: the receipt lines since the last sync, which leave the
+//     state just described (the next start writes late-receipt lines from
+//     the book), and no sent line, each of which is synced before its call
+//     is sent. The call path so pays two fdatasyncs, the sent line's and
+//     the stub's, not three.
 //   - receipt is not overlapped with the book's fsync: written before the
 //     stub is durable, a receipt line could survive a stop that the stub
 //     does not, and the copy would then show as finished a call whose

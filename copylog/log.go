@@ -38,11 +38,16 @@ type Log struct {
 	size    int64
 	broken  error
 	closed  bool
+	// unsynced is set while lines written by AppendUnsynced wait for the
+	// next sync (that of an Append, or Close's).
+	unsynced bool
 }
 
-// request is one Append call waiting for its lines to be durable.
+// request is one Append call waiting for its lines to be written (and,
+// unless noSync, durable).
 type request struct {
 	bodies []map[string]any
+	noSync bool
 	done   chan result
 }
 
@@ -188,12 +193,25 @@ func (l *Log) Err() error {
 // cut back off the file and the log is broken: this and every later Append
 // fail with an error wrapping [ErrUnwritable]. After Close, Append fails with
 // [ErrClosed].
-func (l *Log) Append(lines ...Line) error {
+func (l *Log) Append(lines ...Line) error { return l.appendLines(false, lines) }
+
+// AppendUnsynced writes lines as Append does, in the same order with the
+// lines of other calls, but returns once they are written, without
+// waiting for an fdatasync of their own: they become durable with the
+// next Append's sync (which syncs the whole file), or at Close. A stop of
+// the process (kill -9) loses nothing written; a crash of the machine can
+// lose the lines written since the last sync, none of which was
+// acknowledged as durable. It is only for lines the next start rebuilds
+// exactly when they are missing: the receipt line, whose content the book
+// holds durably before it is written (see the package doc).
+func (l *Log) AppendUnsynced(lines ...Line) error { return l.appendLines(true, lines) }
+
+func (l *Log) appendLines(noSync bool, lines []Line) error {
 	if len(lines) == 0 {
 		return nil
 	}
 	now := time.Now()
-	req := &request{bodies: make([]map[string]any, len(lines)), done: make(chan result, 1)}
+	req := &request{bodies: make([]map[string]any, len(lines)), noSync: noSync, done: make(chan result, 1)}
 	for i := range lines {
 		ln := lines[i]
 		if ln.When.IsZero() {
@@ -241,7 +259,11 @@ func (l *Log) writeRounds(own *request) {
 		seq, size := l.nextSeq, l.size
 		l.mu.Unlock()
 		buf, seqAfter, encErrs := l.encode(group, seq)
-		err := l.writeDurably(buf, size)
+		sync := false
+		for _, r := range group {
+			sync = sync || !r.noSync
+		}
+		err := l.writeLines(buf, size, sync)
 		l.mu.Lock()
 		if err != nil {
 			l.broken = fmt.Errorf("writing copy %s: %w: %w", l.path, ErrUnwritable, err)
@@ -256,6 +278,9 @@ func (l *Log) writeRounds(own *request) {
 		}
 		l.nextSeq = seqAfter
 		l.size += int64(len(buf))
+		if len(buf) > 0 {
+			l.unsynced = !sync
+		}
 		ownDone := false
 		for i, r := range group {
 			r.done <- result{err: encErrs[i]}
@@ -315,9 +340,9 @@ func (l *Log) tagLine(body map[string]any, seq int64) ([]byte, error) {
 	return append(out, '\n'), nil
 }
 
-// writeDurably writes buf at the end of the file and syncs it. On any
-// failure it cuts the file back to size.
-func (l *Log) writeDurably(buf []byte, size int64) error {
+// writeLines writes buf at the end of the file and, when sync is set,
+// syncs it. On any failure it cuts the file back to size.
+func (l *Log) writeLines(buf []byte, size int64, sync bool) error {
 	if len(buf) == 0 {
 		return nil
 	}
@@ -325,7 +350,7 @@ func (l *Log) writeDurably(buf []byte, size int64) error {
 	if err == nil && n != len(buf) {
 		err = fmt.Errorf("short write: %d of %d bytes: %w", n, len(buf), io.ErrShortWrite)
 	}
-	if err == nil {
+	if err == nil && sync {
 		err = l.syncFile()
 	}
 	if err != nil {
@@ -349,10 +374,17 @@ func (l *Log) Close() error {
 	for l.writing {
 		l.idle.Wait()
 	}
+	var serr error
+	if l.unsynced && l.broken == nil {
+		if serr = l.syncFile(); serr != nil {
+			serr = fmt.Errorf("syncing copy %s at close: %w", l.path, serr)
+		}
+		l.unsynced = false
+	}
 	l.mu.Unlock()
 	// Closing the file releases the flock.
 	if err := l.f.Close(); err != nil {
-		return fmt.Errorf("closing copy %s: %w", l.path, err)
+		return errors.Join(serr, fmt.Errorf("closing copy %s: %w", l.path, err))
 	}
-	return nil
+	return serr
 }

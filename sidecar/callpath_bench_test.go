@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -39,7 +41,14 @@ const callPathCalls = 400
 //   - flight16-x-direct: calls/s at 16 in flight through the executor over
 //     the same calls made directly;
 //   - flight16-x-sign: the same calls/s over what the machine's cores can
-//     sign: four signatures per call on GOMAXPROCS goroutines.
+//     sign: four signatures per call on GOMAXPROCS goroutines;
+//   - direct16-cpu-ms, executor16-cpu-ms, sign-cpu-ms: the CPU time the
+//     whole machine (client, executor, server, kernel) spent per call at 16
+//     in flight, directly and through the executor, and per call's four
+//     signatures, from /proc/stat; busy16-x-cores: the share of the
+//     machine's cores busy while the executor ran at 16 in flight. When it
+//     is near 1 the calls/s at 16 in flight are bound by the cores, and
+//     their ceiling is cores / executor16-cpu-ms.
 func BenchmarkCallPath(b *testing.B) {
 	direct := directSession(b)
 	h := startWith(b, "sdk", baseOptions())
@@ -51,14 +60,23 @@ func BenchmarkCallPath(b *testing.B) {
 	warm(b, executor)
 
 	var added, flightDirect, flightSign, floorMS, direct1MS, exec1MS, sign16, exec16 []float64
+	var directCPU, execCPU, signCPU, busy16 []float64
 	b.ResetTimer()
 	for range b.N {
 		floor := fl.perCall(b, callPathCalls/4)
 		d1 := perCall(b, direct, callPathCalls/2, 1)
 		e1 := perCall(b, executor, callPathCalls/2, 1)
+		c0 := machineCPU(b)
 		d16 := perCall(b, direct, callPathCalls, 16)
+		c1 := machineCPU(b)
 		e16 := perCall(b, executor, callPathCalls, 16)
+		c2 := machineCPU(b)
 		sc := signCapacity(b, fl, callPathCalls/2)
+		c3 := machineCPU(b)
+		directCPU = append(directCPU, ms((c1-c0)/callPathCalls))
+		execCPU = append(execCPU, ms((c2-c1)/callPathCalls))
+		signCPU = append(signCPU, ms((c3-c2)/(callPathCalls/2)))
+		busy16 = append(busy16, float64(c2-c1)/float64(e16*callPathCalls)/float64(runtime.NumCPU()))
 		added = append(added, float64(e1-d1)/float64(floor))
 		flightDirect = append(flightDirect, float64(d16)/float64(e16))
 		flightSign = append(flightSign, float64(sc)/float64(e16))
@@ -77,6 +95,35 @@ func BenchmarkCallPath(b *testing.B) {
 	b.ReportMetric(median(sign16), "sign-calls/s")
 	b.ReportMetric(median(flightDirect), "flight16-x-direct")
 	b.ReportMetric(median(flightSign), "flight16-x-sign")
+	b.ReportMetric(median(directCPU), "direct16-cpu-ms")
+	b.ReportMetric(median(execCPU), "executor16-cpu-ms")
+	b.ReportMetric(median(signCPU), "sign-cpu-ms")
+	b.ReportMetric(median(busy16), "busy16-x-cores")
+}
+
+// machineCPU is the CPU time every process of the machine has used since
+// it started: the busy columns of /proc/stat's first line (user, nice,
+// system, irq, softirq, steal), in its clock ticks of 10 ms.
+func machineCPU(b *testing.B) time.Duration {
+	b.Helper()
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		b.Fatal(err)
+	}
+	first, _, _ := strings.Cut(string(data), "\n")
+	f := strings.Fields(first)
+	if len(f) < 9 || f[0] != "cpu" {
+		b.Fatalf("/proc/stat starts %q", first)
+	}
+	var ticks int64
+	for _, i := range []int{1, 2, 3, 6, 7, 8} { // user nice system (idle iowait) irq softirq steal
+		n, err := strconv.ParseInt(f[i], 10, 64)
+		if err != nil {
+			b.Fatalf("/proc/stat: %v", err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

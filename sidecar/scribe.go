@@ -213,11 +213,13 @@ func (e *Executor) finishCommit(tc *toolCall, f receipt.StubFields, prep receipt
 		s.replyCallError(tc, wire.CodeNoAnswer, out.noAnswerText(), data)
 		s.logCall(tc, "call had no answer", slog.String("stub", stubFP), slog.String("why", out.noAnswerText()))
 	}
-	// Off the answer's path: the stub is durable, and a stop before this
-	// line is durable leaves a call the next start finds in the book
-	// (a late-receipt line), never one it writes or sends again.
+	// Off the answer's path, and not synced on its own (the next sent
+	// line's sync or the copy's close makes it durable): the stub is
+	// durable, and a stop before this line is durable leaves a call the
+	// next start finds in the book (a late-receipt line), never one it
+	// writes or sends again.
 	faultPoint("after-answer-sent")
-	if err := e.copyAppend(copylog.Line{Kind: copylog.KindReceipt, Call: tc.ourID, Stub: stubFP,
+	if err := e.copyAppendUnsynced(copylog.Line{Kind: copylog.KindReceipt, Call: tc.ourID, Stub: stubFP,
 		Outcome: &doc}); err != nil {
 		e.stop("the copy could not be written: " + err.Error())
 	}

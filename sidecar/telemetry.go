@@ -343,7 +343,7 @@ func (tc *toolCall) durable(file string, write func() error) error {
 	end := tc.child(spanName)
 	start := time.Now()
 	err := write()
-	tc.s.e.tel.fsyncDuration.Record(tc.ctx, time.Since(start).Seconds(), metric.WithAttributes(attribute.String("file", file)))
+	tc.s.e.tel.fsyncDuration.Record(tc.ctx, time.Since(start).Seconds(), labelOpt("file", file))
 	end(err)
 	return err
 }
@@ -519,12 +519,21 @@ func (tc *toolCall) idAttrs() []slog.Attr {
 	return attrs
 }
 
-// copyAppend appends lines to the copy, counting them by kind.
+// copyAppend appends lines to the copy durably, counting them by kind.
 func (e *Executor) copyAppend(lines ...copylog.Line) error {
-	err := e.copy.Append(lines...)
+	return e.countCopyLines(e.copy.Append(lines...), lines)
+}
+
+// copyAppendUnsynced appends lines the next start rebuilds when they are
+// lost (copylog.Log.AppendUnsynced), counting them by kind.
+func (e *Executor) copyAppendUnsynced(lines ...copylog.Line) error {
+	return e.countCopyLines(e.copy.AppendUnsynced(lines...), lines)
+}
+
+func (e *Executor) countCopyLines(err error, lines []copylog.Line) error {
 	if err == nil {
 		for _, ln := range lines {
-			e.tel.copyLines.Add(context.Background(), 1, metric.WithAttributes(attribute.String("kind", string(ln.Kind))))
+			e.tel.copyLines.Add(context.Background(), 1, labelOpt("kind", string(ln.Kind)))
 		}
 	}
 	return err
@@ -550,7 +559,7 @@ func (e *Executor) bookAppendedSigned(ctx context.Context, line book.SignedStub)
 }
 
 func (e *Executor) bookAppendedBytes(ctx context.Context, kind string, n int64) {
-	e.tel.bookEntries.Add(ctx, 1, metric.WithAttributes(attribute.String("kind", kind)))
+	e.tel.bookEntries.Add(ctx, 1, labelOpt("kind", kind))
 	e.tel.bookBytes.Add(ctx, n)
 }
 
@@ -565,7 +574,7 @@ func (t *telemetry) signed(ctx context.Context, keys string, start time.Time, er
 	if t == nil {
 		return
 	}
-	a := metric.WithAttributes(attribute.String("keys", keys))
+	a := labelOpt("keys", keys)
 	t.signDuration.Record(ctx, time.Since(start).Seconds(), a)
 	if err != nil {
 		t.signErrors.Add(ctx, 1, a)
@@ -574,10 +583,25 @@ func (t *telemetry) signed(ctx context.Context, keys string, start time.Time, er
 
 // notTakenAnswered counts a 1001 answer under its reason's label.
 func (e *Executor) notTakenAnswered(label string) {
-	e.tel.notTaken.Add(context.Background(), 1, metric.WithAttributes(attribute.String("why", label)))
+	e.tel.notTaken.Add(context.Background(), 1, labelOpt("why", label))
 }
 
 // lineDropped counts a line from the tool server that was dropped.
 func (e *Executor) lineDropped() {
 	e.tel.linesDropped.Add(context.Background(), 1, metric.WithAttributes(attribute.String("server", e.serverLabel())))
+}
+
+// labelOpts holds, for each metric label and value met so far, the
+// measurement option carrying it: an attribute set is hashed once, not at
+// every measurement. Only labels whose values come from a fixed list of
+// the executor's own (kinds, files, key sets, reasons) go here.
+var labelOpts sync.Map // "key\x00value" -> metric.MeasurementOption
+
+func labelOpt(key, value string) metric.MeasurementOption {
+	k := key + "\x00" + value
+	if o, ok := labelOpts.Load(k); ok {
+		return o.(metric.MeasurementOption)
+	}
+	o, _ := labelOpts.LoadOrStore(k, metric.WithAttributeSet(attribute.NewSet(attribute.String(key, value))))
+	return o.(metric.MeasurementOption)
 }

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sync"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/record"
@@ -14,10 +17,10 @@ import (
 
 // Book is an open book file: read and verified once, then appended to.
 // Every append writes whole canonical lines, each ending with a line feed,
-// in one write followed by one fsync for all the lines waiting at that
-// moment (group commit). A failed write is cut back to the size the file
-// had, and from then on the book refuses every append and its ledger
-// refuses every action, saying why.
+// in one write followed by one fdatasync for all the lines waiting at
+// that moment (group commit), made by one of their appenders. A failed
+// write is cut back to the size the file had, and from then on the book
+// refuses every append and its ledger refuses every action, saying why.
 type Book struct {
 	path   string
 	f      *os.File
@@ -30,13 +33,27 @@ type Book struct {
 	needLF  bool  // the last line read had no line feed
 	broken  error
 
+	// syncFile makes the appended bytes durable (syncData); tests replace
+	// it to hold a writer in its sync or to make the sync fail.
+	syncFile func() error
+
 	trust string // trustOf the options it was opened with
 	cpUse string // what OpenBook made of the checkpoint (CheckpointUse)
 }
 
+// write is one line handed to the book's writer. The line's own appender
+// is told on done either that the line is durable (or why not), or that it
+// is now the writer (lead): appenders take turns writing, so that no
+// goroutine is started and no hand-off is waited on for a line.
 type write struct {
 	data []byte
-	done chan error
+	lead bool // the appender writes: no writer was at work when it came
+	done chan writeTurn
+}
+
+type writeTurn struct {
+	err  error
+	lead bool // the writer handed its work on to this line's appender
 }
 
 // Line is one entry of a book: exactly one of Slip, Stub, Refusal,
@@ -99,6 +116,7 @@ func OpenBook(path string, opts Options) (*Book, error) {
 		return nil, fmt.Errorf("locking book %s (is another executor using it?): %w", path, err)
 	}
 	b := &Book{path: path, f: f, trust: trustOf(opts)}
+	b.syncFile = b.syncData
 	r, err := b.readAll(opts)
 	if err != nil {
 		_ = f.Close() // only read so far; the read error is the one to report
@@ -299,7 +317,7 @@ func (b *Book) appendLines(lines [][]byte, res *Reservation, signed map[string]a
 			leaves[i] = leafHash(line)
 		}
 	}
-	var waits []chan error
+	var waits []*write
 	err := func() error {
 		l.mu.Lock()
 		defer l.mu.Unlock()
@@ -338,43 +356,57 @@ func (b *Book) appendLines(lines [][]byte, res *Reservation, signed map[string]a
 		return nil
 	}()
 	for _, w := range waits {
-		if werr := <-w; werr != nil && err == nil {
+		if werr := b.await(w); werr != nil && err == nil {
 			err = werr
 		}
 	}
 	return err
 }
 
-// enqueue hands one line to the writer; the caller holds the ledger's
-// lock, so lines are written in the order they were read.
-func (b *Book) enqueue(line []byte) chan error {
-	w := &write{data: append(line, '\n'), done: make(chan error, 1)}
-	b.wmu.Lock()
-	if b.broken != nil {
-		b.wmu.Unlock()
-		w.done <- b.broken
-		return w.done
+// await returns once w's line is durable, writing it (and whatever waits
+// with it) when it is w's appender's turn to write.
+func (b *Book) await(w *write) error {
+	if !w.lead {
+		t := <-w.done
+		if !t.lead {
+			return t.err
+		}
 	}
-	b.queue = append(b.queue, w)
-	lead := !b.writing
-	b.writing = true
-	b.wmu.Unlock()
-	if lead {
-		go b.writeLoop()
-	}
-	return w.done
+	b.writeRounds(w)
+	return (<-w.done).err
 }
 
-// writeLoop writes everything waiting in one write and one fsync, until
-// nothing waits.
-func (b *Book) writeLoop() {
+// enqueue hands one line to the writer; the caller holds the ledger's
+// lock, so lines are written in the order they were read. The caller then
+// awaits the line, after letting the lock go.
+func (b *Book) enqueue(line []byte) *write {
+	w := &write{data: append(line, '\n'), done: make(chan writeTurn, 1)}
+	b.wmu.Lock()
+	defer b.wmu.Unlock()
+	if b.broken != nil {
+		w.done <- writeTurn{err: b.broken}
+		return w
+	}
+	b.queue = append(b.queue, w)
+	if !b.writing {
+		b.writing, w.lead = true, true
+	}
+	return w
+}
+
+// writeRounds writes everything waiting with one write and one fdatasync,
+// round after round, until own's line is durable (own is in the first
+// round: it is at the head of the queue when its appender's turn comes).
+// It then hands the writing on to the first line still waiting, or stops.
+// Each line's appender is told its result on the line's done.
+func (b *Book) writeRounds(own *write) {
 	for {
 		b.wmu.Lock()
 		batch := b.queue
 		b.queue = nil
 		if len(batch) == 0 || b.broken != nil {
 			for _, w := range batch {
-				w.done <- b.broken
+				w.done <- writeTurn{err: b.broken}
 			}
 			b.writing = false
 			b.wmu.Unlock()
@@ -384,11 +416,16 @@ func (b *Book) writeLoop() {
 		b.wmu.Unlock()
 
 		var buf []byte
-		if needLF {
-			buf = append(buf, '\n')
-		}
-		for _, w := range batch {
-			buf = append(buf, w.data...)
+		switch {
+		case len(batch) == 1 && !needLF:
+			buf = batch[0].data // one line: written as it is, not copied
+		default:
+			if needLF {
+				buf = append(buf, '\n')
+			}
+			for _, w := range batch {
+				buf = append(buf, w.data...)
+			}
 		}
 		err := b.writeDurable(buf)
 
@@ -407,13 +444,22 @@ func (b *Book) writeLoop() {
 		if last {
 			b.writing = false
 		}
+		var next *write
+		if !last && err == nil && slices.Contains(batch, own) {
+			next = b.queue[0] // writing stays set: next's appender carries on
+		}
 		b.wmu.Unlock()
 		for _, w := range batch {
-			w.done <- err
+			w.done <- writeTurn{err: err}
 		}
 		if last {
 			return
 		}
+		if next != nil {
+			next.done <- writeTurn{lead: true}
+			return
+		}
+		// A failed round: the next one tells everyone still waiting.
 	}
 }
 
@@ -423,7 +469,7 @@ func (b *Book) writeDurable(buf []byte) error {
 		err = io.ErrShortWrite
 	}
 	if err == nil {
-		err = b.f.Sync()
+		err = b.syncFile()
 	}
 	if err == nil {
 		return nil
@@ -432,10 +478,22 @@ func (b *Book) writeDurable(buf []byte) error {
 	if terr := b.f.Truncate(b.size); terr != nil {
 		return fmt.Errorf("%w; cutting the book back to %d bytes also failed: %w", werr, b.size, terr)
 	}
-	if serr := b.f.Sync(); serr != nil {
+	if serr := b.syncFile(); serr != nil {
 		return fmt.Errorf("%w; syncing after cutting back also failed: %w", werr, serr)
 	}
 	return werr
+}
+
+// syncData makes the file's appended bytes durable: fdatasync(2), which
+// writes the data and the size that reaching it needs, but not the times
+// (an append needs nothing more; see the copy, which does the same).
+func (b *Book) syncData() error {
+	for {
+		err := unix.Fdatasync(int(b.f.Fd()))
+		if err != unix.EINTR {
+			return err
+		}
+	}
 }
 
 // Close waits for nothing: callers finish their appends first. It releases

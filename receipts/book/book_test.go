@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -369,4 +371,95 @@ func mustJSON(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestAppendersTakeTurnsWriting: while one appender's sync is held, the
+// lines of others wait; they are then written together by one of their
+// own appenders (the writer hands on its turn), every append returns, and
+// the book is whole. A sync that fails while lines wait fails them all,
+// and no appender is left waiting.
+func TestAppendersTakeTurnsWriting(t *testing.T) {
+	for _, failSecond := range []bool{false, true} {
+		t.Run(fmt.Sprintf("second-sync-fails=%v", failSecond), func(t *testing.T) {
+			f := newFixture(t, nil)
+			b, path := openEmpty(t, f)
+			if err := b.Append(f.slipLine()); err != nil {
+				t.Fatal(err)
+			}
+			var syncs atomic.Int32
+			held, release := make(chan struct{}), make(chan struct{})
+			b.syncFile = func() error {
+				switch syncs.Add(1) {
+				case 1:
+					close(held)
+					<-release
+				case 2:
+					if failSecond {
+						return errors.New("the disk is gone")
+					}
+				}
+				return b.syncData()
+			}
+			const calls = 8
+			errs := make(chan error, calls)
+			var wg sync.WaitGroup
+			for i := range calls {
+				p := Proposal{Slip: f.slip.Fingerprint, Action: "tool.a", With: "executor", When: f.start.Add(time.Duration(i) * time.Second)}
+				res, d := b.Ledger().Reserve(p)
+				if res == nil {
+					t.Fatalf("call %d not reserved: %+v", i, d)
+				}
+				wg.Go(func() {
+					pos, err := res.Position(context.Background())
+					if err == nil {
+						err = b.AppendStub(res, f.line(t, pos, p))
+					}
+					errs <- err
+				})
+				if i == 0 {
+					<-held // the first appender is the writer, held in its sync
+				}
+			}
+			// The others reach the queue while the writer is held (each
+			// has its place once the line before it is read into the
+			// ledger, before that line is durable).
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				b.wmu.Lock()
+				n := len(b.queue)
+				b.wmu.Unlock()
+				if n == calls-1 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("%d lines wait behind the held writer, not %d", n, calls-1)
+				}
+				time.Sleep(time.Millisecond)
+			}
+			close(release)
+			wg.Wait()
+			close(errs)
+			failed := 0
+			for err := range errs {
+				if err != nil {
+					failed++
+				}
+			}
+			text, _ := os.ReadFile(path)
+			res := CheckBook(text, f.opts)
+			if !res.Summary.Intact {
+				t.Fatalf("the book is not whole: %+v", res.Summary)
+			}
+			wantFailed, wantStubs := 0, calls
+			if failSecond {
+				wantFailed, wantStubs = calls-1, 1
+			}
+			if failed != wantFailed || res.Summary.Counts.Stubs != wantStubs {
+				t.Fatalf("%d appends failed and the book holds %d stubs; want %d and %d", failed, res.Summary.Counts.Stubs, wantFailed, wantStubs)
+			}
+			if n := syncs.Load(); n != 2 && !failSecond {
+				t.Fatalf("%d syncs for %d lines: the lines that waited were not written together in one", n, calls)
+			}
+		})
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -27,7 +28,12 @@ var errHash = errors.New("canon: the streaming hasher does not take this text")
 // checkJCSInput, so nesting is bounded.
 func jcsHash(raw []byte) ([]byte, error) {
 	h := sha256.New()
-	w := bufio.NewWriterSize(h, 4<<10)
+	w := jcsWriters.Get().(*bufio.Writer)
+	w.Reset(h)
+	defer func() {
+		w.Reset(nil)
+		jcsWriters.Put(w)
+	}()
 	s := &jcsScan{raw: raw}
 	s.ws()
 	end, err := s.value(s.i, w)
@@ -44,6 +50,9 @@ func jcsHash(raw []byte) ([]byte, error) {
 	}
 	return h.Sum(nil), nil
 }
+
+// jcsWriters keeps the buffers jcsHash writes the canonical form through.
+var jcsWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 4<<10) }}
 
 type jcsScan struct {
 	raw []byte

@@ -295,7 +295,13 @@ func runBridge(ctx context.Context, env Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "mcp-executor bridge: --connect: %v\n", err)
 		return ExitUsage
 	}
-	if err := socket.Bridge(ctx, *connect, env.Stdin, env.Stdout); err != nil {
+	stdin, restore, err := polledStdin(env.Stdin)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "mcp-executor bridge: %v\n", err)
+		return ExitFinding
+	}
+	defer restoreStdin(restore, newLogger(env.Stderr))
+	if err := socket.Bridge(ctx, *connect, stdin, env.Stdout); err != nil {
 		fmt.Fprintf(env.Stderr, "mcp-executor bridge: %v\n", err)
 		return ExitFinding
 	}

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"os"
 	"strings"
 
+	"github.com/seed-6e06167c/mcp-executor/internal/pollfd"
 	"github.com/seed-6e06167c/mcp-executor/sidecar"
 )
 
@@ -25,8 +28,14 @@ func runStdio(ctx context.Context, env Env, args []string) int {
 		return ExitUsage
 	}
 	log := newLogger(env.Stderr)
-	err := sidecar.RunStdio(ctx, sidecar.StdioOptions{
-		ConfigPath: *config, Stdin: env.Stdin, Stdout: env.Stdout, Stderr: env.Stderr, Logger: log,
+	stdin, restore, err := polledStdin(env.Stdin)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "mcp-executor stdio: %v\n", err)
+		return ExitFinding
+	}
+	defer restoreStdin(restore, log)
+	err = sidecar.RunStdio(ctx, sidecar.StdioOptions{
+		ConfigPath: *config, Stdin: stdin, Stdout: env.Stdout, Stderr: env.Stderr, Logger: log,
 		BootTimeout: *boot, Drain: *drain, ApproveSession: *approveSession,
 	})
 	if code, ok := sidecar.IsExit(err); ok {
@@ -54,4 +63,27 @@ func signalCode(ctx context.Context) int {
 		return 130
 	}
 	return 143
+}
+
+// polledStdin reads the process's standard input through Go's poller when
+// it is a blocking pipe or socket (package pollfd says why); any other
+// reader comes back as it is.
+func polledStdin(in io.Reader) (io.Reader, func() error, error) {
+	f, ok := in.(*os.File)
+	if !ok {
+		return in, func() error { return nil }, nil
+	}
+	polled, restore, err := pollfd.Reader(f)
+	if err != nil {
+		return nil, nil, fmt.Errorf("standard input: %w", err)
+	}
+	return polled, restore, nil
+}
+
+// restoreStdin puts standard input back as it was, logging a failure (the
+// run is over; nothing else depends on it).
+func restoreStdin(restore func() error, log *slog.Logger) {
+	if err := restore(); err != nil {
+		log.Warn("standard input could not be put back as it was", slog.String("error", err.Error()))
+	}
 }
