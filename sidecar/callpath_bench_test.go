@@ -48,7 +48,13 @@ const callPathCalls = 400
 //     signatures, from /proc/stat; busy16-x-cores: the share of the
 //     machine's cores busy while the executor ran at 16 in flight. When it
 //     is near 1 the calls/s at 16 in flight are bound by the cores, and
-//     their ceiling is cores / executor16-cpu-ms.
+//     their ceiling is cores / executor16-cpu-ms;
+//   - idle-wake-us: how long a goroutine started after the machine has
+//     been idle for a millisecond waits before it runs, while its starter
+//     keeps working: the price of handing work to another core within one
+//     call (tens of microseconds on a virtual machine whose idle cores
+//     sleep), which is why the call's signatures gain little from a second
+//     goroutine at 1 in flight.
 func BenchmarkCallPath(b *testing.B) {
 	direct := directSession(b)
 	h := startWith(b, "sdk", baseOptions())
@@ -60,7 +66,7 @@ func BenchmarkCallPath(b *testing.B) {
 	warm(b, executor)
 
 	var added, flightDirect, flightSign, floorMS, direct1MS, exec1MS, sign16, exec16 []float64
-	var directCPU, execCPU, signCPU, busy16 []float64
+	var directCPU, execCPU, signCPU, busy16, wake []float64
 	b.ResetTimer()
 	for range b.N {
 		floor := fl.perCall(b, callPathCalls/4)
@@ -77,6 +83,7 @@ func BenchmarkCallPath(b *testing.B) {
 		execCPU = append(execCPU, ms((c2-c1)/callPathCalls))
 		signCPU = append(signCPU, ms((c3-c2)/(callPathCalls/2)))
 		busy16 = append(busy16, float64(c2-c1)/float64(e16*callPathCalls)/float64(runtime.NumCPU()))
+		wake = append(wake, float64(idleWake())/float64(time.Microsecond))
 		added = append(added, float64(e1-d1)/float64(floor))
 		flightDirect = append(flightDirect, float64(d16)/float64(e16))
 		flightSign = append(flightSign, float64(sc)/float64(e16))
@@ -99,6 +106,24 @@ func BenchmarkCallPath(b *testing.B) {
 	b.ReportMetric(median(execCPU), "executor16-cpu-ms")
 	b.ReportMetric(median(signCPU), "sign-cpu-ms")
 	b.ReportMetric(median(busy16), "busy16-x-cores")
+	b.ReportMetric(median(wake), "idle-wake-us")
+}
+
+// idleWake is the median, over 50 tries, of the time a goroutine started
+// after a millisecond of idleness waits before it runs while the goroutine
+// that started it keeps a core busy.
+func idleWake() time.Duration {
+	lags := make([]float64, 0, 50)
+	for range 50 {
+		time.Sleep(time.Millisecond)
+		start := time.Now()
+		started := make(chan time.Time, 1)
+		go func() { started <- time.Now() }()
+		for time.Since(start) < 200*time.Microsecond { // the starter's own work
+		}
+		lags = append(lags, float64((<-started).Sub(start)))
+	}
+	return time.Duration(median(lags))
 }
 
 // machineCPU is the CPU time every process of the machine has used since
