@@ -167,19 +167,8 @@ func TestConcurrentCallsGoInInOrder(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, calls)
 	for i := range calls {
-		p := Proposal{Slip: f.slip.Fingerprint, Action: "tool.a", With: "executor", When: f.start.Add(time.Duration(i) * time.Second)}
-		res, d := b.Ledger().Reserve(p)
-		if res == nil {
-			t.Fatalf("call %d not reserved: %+v", i, d)
-		}
-		wg.Go(func() {
-			pos, err := res.Position(context.Background())
-			if err != nil {
-				errs <- err
-				return
-			}
-			errs <- b.AppendStub(res, f.line(t, pos, p))
-		})
+		res, p := reserveCall(t, f, b, i)
+		wg.Go(func() { errs <- appendAtTurn(t, f, b, res, p) })
 	}
 	wg.Wait()
 	close(errs)
@@ -404,18 +393,8 @@ func TestAppendersTakeTurnsWriting(t *testing.T) {
 			errs := make(chan error, calls)
 			var wg sync.WaitGroup
 			for i := range calls {
-				p := Proposal{Slip: f.slip.Fingerprint, Action: "tool.a", With: "executor", When: f.start.Add(time.Duration(i) * time.Second)}
-				res, d := b.Ledger().Reserve(p)
-				if res == nil {
-					t.Fatalf("call %d not reserved: %+v", i, d)
-				}
-				wg.Go(func() {
-					pos, err := res.Position(context.Background())
-					if err == nil {
-						err = b.AppendStub(res, f.line(t, pos, p))
-					}
-					errs <- err
-				})
+				res, p := reserveCall(t, f, b, i)
+				wg.Go(func() { errs <- appendAtTurn(t, f, b, res, p) })
 				if i == 0 {
 					<-held // the first appender is the writer, held in its sync
 				}
@@ -462,4 +441,26 @@ func TestAppendersTakeTurnsWriting(t *testing.T) {
 			}
 		})
 	}
+}
+
+// reserveCall reserves the i-th call of a test (tool.a, i seconds after
+// the fixture's start).
+func reserveCall(t *testing.T, f *fixture, b *Book, i int) (*Reservation, Proposal) {
+	t.Helper()
+	p := Proposal{Slip: f.slip.Fingerprint, Action: "tool.a", With: "executor", When: f.start.Add(time.Duration(i) * time.Second)}
+	res, d := b.Ledger().Reserve(p)
+	if res == nil {
+		t.Fatalf("call %d not reserved: %+v", i, d)
+	}
+	return res, p
+}
+
+// appendAtTurn waits for the reservation's place in the chain and appends
+// the stub made for it there.
+func appendAtTurn(t *testing.T, f *fixture, b *Book, res *Reservation, p Proposal) error {
+	pos, err := res.Position(context.Background())
+	if err != nil {
+		return err
+	}
+	return b.AppendStub(res, f.line(t, pos, p))
 }
