@@ -8,7 +8,7 @@
 //     (what a sound record shows about the agent) and a summary, with the
 //     reference's codes and order of findings.
 //   - Book, the file: opened and verified once, then appended to with one
-//     write and one fsync per group of lines, never a partial line.
+//     write and one fdatasync per group of lines, never a partial line.
 //   - Ledger, the check before acting: the state read from the book, kept up
 //     to date line by line, so that a check costs the same whatever the size
 //     of the book. It also counts calls still in flight (reservations), so
