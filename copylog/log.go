@@ -259,11 +259,11 @@ func (l *Log) writeRounds(own *request) {
 		seq, size := l.nextSeq, l.size
 		l.mu.Unlock()
 		buf, seqAfter, encErrs := l.encode(group, seq)
-		sync := false
+		synced := false
 		for _, r := range group {
-			sync = sync || !r.noSync
+			synced = synced || !r.noSync
 		}
-		err := l.writeLines(buf, size, sync)
+		err := l.writeLines(buf, size, synced)
 		l.mu.Lock()
 		if err != nil {
 			l.broken = fmt.Errorf("writing copy %s: %w: %w", l.path, ErrUnwritable, err)
@@ -279,7 +279,7 @@ func (l *Log) writeRounds(own *request) {
 		l.nextSeq = seqAfter
 		l.size += int64(len(buf))
 		if len(buf) > 0 {
-			l.unsynced = !sync
+			l.unsynced = !synced
 		}
 		ownDone := false
 		for i, r := range group {
@@ -340,9 +340,9 @@ func (l *Log) tagLine(body map[string]any, seq int64) ([]byte, error) {
 	return append(out, '\n'), nil
 }
 
-// writeLines writes buf at the end of the file and, when sync is set,
+// writeLines writes buf at the end of the file and, when synced is set,
 // syncs it. On any failure it cuts the file back to size.
-func (l *Log) writeLines(buf []byte, size int64, sync bool) error {
+func (l *Log) writeLines(buf []byte, size int64, synced bool) error {
 	if len(buf) == 0 {
 		return nil
 	}
@@ -350,7 +350,7 @@ func (l *Log) writeLines(buf []byte, size int64, sync bool) error {
 	if err == nil && n != len(buf) {
 		err = fmt.Errorf("short write: %d of %d bytes: %w", n, len(buf), io.ErrShortWrite)
 	}
-	if err == nil && sync {
+	if err == nil && synced {
 		err = l.syncFile()
 	}
 	if err != nil {

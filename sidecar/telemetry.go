@@ -600,8 +600,11 @@ var labelOpts sync.Map // "key\x00value" -> metric.MeasurementOption
 func labelOpt(key, value string) metric.MeasurementOption {
 	k := key + "\x00" + value
 	if o, ok := labelOpts.Load(k); ok {
-		return o.(metric.MeasurementOption)
+		if opt, ok := o.(metric.MeasurementOption); ok {
+			return opt
+		}
 	}
-	o, _ := labelOpts.LoadOrStore(k, metric.WithAttributeSet(attribute.NewSet(attribute.String(key, value))))
-	return o.(metric.MeasurementOption)
+	opt := metric.WithAttributeSet(attribute.NewSet(attribute.String(key, value)))
+	labelOpts.Store(k, opt)
+	return opt
 }

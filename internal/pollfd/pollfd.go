@@ -59,8 +59,7 @@ func Reader(f *os.File) (*os.File, func() error, error) {
 		return nil, nil, fmt.Errorf("duplicating %s: %w", f.Name(), err)
 	}
 	if err := unix.SetNonblock(dup, true); err != nil {
-		unix.Close(dup)
-		return nil, nil, fmt.Errorf("making %s non-blocking: %w", f.Name(), err)
+		return nil, nil, errors.Join(fmt.Errorf("making %s non-blocking: %w", f.Name(), err), unix.Close(dup))
 	}
 	// os.NewFile sees the descriptor non-blocking and registers it with
 	// the poller.

@@ -28,7 +28,10 @@ var errHash = errors.New("canon: the streaming hasher does not take this text")
 // checkJCSInput, so nesting is bounded.
 func jcsHash(raw []byte) ([]byte, error) {
 	h := sha256.New()
-	w := jcsWriters.Get().(*bufio.Writer)
+	w, ok := jcsWriters.Get().(*bufio.Writer)
+	if !ok {
+		w = bufio.NewWriterSize(nil, 4<<10)
+	}
 	w.Reset(h)
 	defer func() {
 		w.Reset(nil)
