@@ -1,7 +1,9 @@
 package sidecar_test
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,7 +56,12 @@ const callPathCalls = 400
 //     keeps working: the price of handing work to another core within one
 //     call (tens of microseconds on a virtual machine whose idle cores
 //     sleep), which is why the call's signatures gain little from a second
-//     goroutine at 1 in flight.
+//     goroutine at 1 in flight;
+//   - pipe-rtt-ms: one line to a child process over a pipe and back after
+//     half a millisecond of quiet (as the executor's line to the server
+//     comes after the copy's fsync), the round trip a call through the
+//     executor makes once more than a direct call; pipe-rtt-x-floor beside
+//     the floor. Back to back, with the cores awake, it takes microseconds.
 func BenchmarkCallPath(b *testing.B) {
 	direct := directSession(b)
 	h := startWith(b, "sdk", baseOptions())
@@ -62,11 +69,12 @@ func BenchmarkCallPath(b *testing.B) {
 	defer executor.Close()
 	fl := newFloor(b)
 	defer fl.close()
+	echo := startEcho(b)
 	warm(b, direct)
 	warm(b, executor)
 
 	var added, flightDirect, flightSign, floorMS, direct1MS, exec1MS, sign16, exec16 []float64
-	var directCPU, execCPU, signCPU, busy16, wake []float64
+	var directCPU, execCPU, signCPU, busy16, wake, rtt, rttFloor []float64
 	b.ResetTimer()
 	for range b.N {
 		floor := fl.perCall(b, callPathCalls/4)
@@ -84,6 +92,9 @@ func BenchmarkCallPath(b *testing.B) {
 		signCPU = append(signCPU, ms((c3-c2)/(callPathCalls/2)))
 		busy16 = append(busy16, float64(c2-c1)/float64(e16*callPathCalls)/float64(runtime.NumCPU()))
 		wake = append(wake, float64(idleWake())/float64(time.Microsecond))
+		r := echo.roundTrip(b, callPathCalls/2)
+		rtt = append(rtt, ms(r))
+		rttFloor = append(rttFloor, float64(r)/float64(floor))
 		added = append(added, float64(e1-d1)/float64(floor))
 		flightDirect = append(flightDirect, float64(d16)/float64(e16))
 		flightSign = append(flightSign, float64(sc)/float64(e16))
@@ -107,6 +118,59 @@ func BenchmarkCallPath(b *testing.B) {
 	b.ReportMetric(median(signCPU), "sign-cpu-ms")
 	b.ReportMetric(median(busy16), "busy16-x-cores")
 	b.ReportMetric(median(wake), "idle-wake-us")
+	b.ReportMetric(median(rtt), "pipe-rtt-ms")
+	b.ReportMetric(median(rttFloor), "pipe-rtt-x-floor")
+}
+
+// echoChild is a child process that writes back each line it reads.
+type echoChild struct {
+	in  io.WriteCloser
+	out *bufio.Reader
+}
+
+func startEcho(b *testing.B) *echoChild {
+	b.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), testServerEnv+"=echo")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		in.Close()
+		_ = cmd.Wait() // it ends at the end of its input
+	})
+	return &echoChild{in: in, out: bufio.NewReader(out)}
+}
+
+// roundTrip is the mean wall time of one line there and back, each after
+// half a millisecond of quiet, over n lines.
+func (e *echoChild) roundTrip(b *testing.B, n int) time.Duration {
+	line := []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n")
+	var total time.Duration
+	for range n {
+		time.Sleep(500 * time.Microsecond)
+		start := time.Now()
+		if _, err := e.in.Write(line); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := e.out.ReadBytes('\n'); err != nil {
+			b.Fatal(err)
+		}
+		total += time.Since(start)
+	}
+	return total / time.Duration(n)
 }
 
 // idleWake is the median, over 50 tries, of the time a goroutine started

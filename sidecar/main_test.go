@@ -39,6 +39,9 @@ func TestMain(m *testing.M) {
 	case "raw":
 		runRawServer()
 		return
+	case "echo":
+		runEchoServer()
+		return
 	case "closeout", "orphan", "sleeper", "closein":
 		runEndingServer(os.Getenv(testServerEnv))
 		return
@@ -295,3 +298,20 @@ func serverLines(t *testing.T, path string) []map[string]any {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// runEchoServer writes back every line it reads: the benchmarks' measure of
+// one round trip between two processes over pipes.
+func runEchoServer() {
+	in := bufio.NewReader(os.Stdin)
+	for {
+		line, err := in.ReadBytes('\n')
+		if len(line) > 0 {
+			if _, werr := os.Stdout.Write(line); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
