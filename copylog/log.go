@@ -65,6 +65,14 @@ type result struct {
 // verify fails as [Verify] says, and the file is left as it is. An existing
 // copy that others may read or write is refused.
 func Open(path string, key []byte, name string) (*Log, error) {
+	return OpenWith(path, key, name, nil)
+}
+
+// OpenWith is Open that also hands each line that checks, in order, to
+// each (nil for none) during the one read Open makes: a caller that needs
+// something of every line at start reads the copy once, not twice. An
+// error from each ends the open with that error.
+func OpenWith(path string, key []byte, name string, each func(Line) error) (*Log, error) {
 	if name == "" {
 		return nil, errors.New("opening copy: no executor name given")
 	}
@@ -83,7 +91,7 @@ func Open(path string, key []byte, name string) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening copy %s: %w", path, err)
 	}
-	l, err := open(f, path, key, name, created)
+	l, err := open(f, path, key, name, created, each)
 	if err != nil {
 		_ = f.Close() // open wrote nothing to f; its error is the one to report
 		return nil, err
@@ -91,7 +99,7 @@ func Open(path string, key []byte, name string) (*Log, error) {
 	return l, nil
 }
 
-func open(f *os.File, path string, key []byte, name string, created bool) (*Log, error) {
+func open(f *os.File, path string, key []byte, name string, created bool, each func(Line) error) (*Log, error) {
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		if errors.Is(err, unix.EWOULDBLOCK) {
 			return nil, fmt.Errorf("opening copy %s: another executor holds it (flock): %w", path, ErrLocked)
@@ -127,6 +135,9 @@ func open(f *os.File, path string, key []byte, name string, created bool) (*Log,
 		acc.add(ln)
 		if ln.Kind.isApproval() {
 			approvals = append(approvals, ln)
+		}
+		if each != nil {
+			return each(ln)
 		}
 		return nil
 	})

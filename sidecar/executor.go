@@ -33,10 +33,11 @@ type Executor struct {
 	rules   *contentrules.Rules // nil without a rules file
 	rulesFP string              // "" without a rules file
 	denials *denialLimiter
-	tel     *telemetry // tracer and instruments (telemetry.go)
-	pol     *policy    // tool rules, quotas, redaction; set by begin
-	appr    *approvals // nil when no call is held for approval (hold.go)
-	pk      *passkeys  // passkey approvals and the slip's cancellation (passkeyhold.go)
+	tel     *telemetry  // tracer and instruments (telemetry.go)
+	pol     *policy     // tool rules, quotas, redaction; set by begin
+	seed    *policySeed // from the copy's read at start, for begin's newPolicy; nil after
+	appr    *approvals  // nil when no call is held for approval (hold.go)
+	pk      *passkeys   // passkey approvals and the slip's cancellation (passkeyhold.go)
 
 	admitMu  sync.Mutex // the order calls are judged, sent and written in
 	lastWhen time.Time  // the latest stub time handed out (never goes back)

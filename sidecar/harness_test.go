@@ -31,6 +31,7 @@ type harness struct {
 	out    *bufio.Reader
 	done   chan int // the executor's exit code
 	stderr *syncbuf.Buffer
+	pid    int // the executor's process; 0 when the session runs in this process
 }
 
 // testPassEnv is the PassEnv of the test servers: devsetup's PATH and HOME,
@@ -95,6 +96,7 @@ func launchArgs(t testing.TB, env *devsetup.Env, extra ...string) *harness {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		h.pid = cmd.Process.Pid
 		h.in, h.out = in, bufio.NewReader(out)
 		go func() {
 			err := cmd.Wait()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/seed-6e06167c/mcp-executor/copylog"
@@ -40,34 +41,76 @@ type toolRule struct {
 	decision glob.Decision
 }
 
-// newPolicy builds the rules and the redactor, and restores the quota
-// windows from the copy's sent lines. The salt is the copy's latest; when
-// the copy holds none, one is made and written to the copy.
-func newPolicy(set *settings.Settings, cp *copylog.Log, log *slog.Logger) (*policy, error) {
+// policySeed gathers what the policy needs from the copy during the copy's
+// one read at start (copylog.OpenWith): the latest redaction salt, and the
+// tool and time of each sent line of the last day whose tool's rule has a
+// quota with a window; nothing of the other lines is kept.
+type policySeed struct {
+	set   *settings.Settings
+	rules *glob.Rules
+	cut   time.Time
+	salt  []byte
+	sent  []sentCall
+}
+
+// sentCall is a sent line as the quota windows need it.
+type sentCall struct {
+	tool string
+	when time.Time
+}
+
+func newPolicySeed(set *settings.Settings, now time.Time) (*policySeed, error) {
 	rules, err := glob.NewRules(set.ToolOrder)
 	if err != nil {
 		return nil, fmt.Errorf("settings: tools: %w", err)
 	}
-	p := &policy{rules: rules, quotas: quota.NewTracker()}
-	// One streaming pass over the copy: the latest salt and the sent lines
-	// of the last day (all the quota windows need).
-	var salt []byte
-	var sent []copylog.Line
-	cut := time.Now().Add(-quota.Day)
-	err = cp.Each(func(ln copylog.Line) error {
-		switch {
-		case ln.Kind == copylog.KindRedactionSalt:
-			if b := copylog.LatestSalt([]copylog.Line{ln}); b != nil {
-				salt = b
-			}
-		case ln.Kind == copylog.KindSent && !ln.When.Before(cut):
-			sent = append(sent, copylog.Line{Kind: ln.Kind, When: ln.When, Tool: ln.Tool})
+	return &policySeed{set: set, rules: rules, cut: now.Add(-quota.Day)}, nil
+}
+
+// visit takes one line of the copy.
+func (s *policySeed) visit(ln copylog.Line) error {
+	switch {
+	case ln.Kind == copylog.KindRedactionSalt:
+		if b := copylog.LatestSalt([]copylog.Line{ln}); b != nil {
+			s.salt = b
 		}
-		return nil
-	})
+	case ln.Kind == copylog.KindSent && ln.When.After(s.cut) && windowedQuota(s.set, s.rules, ln.Tool):
+		s.sent = append(s.sent, sentCall{tool: ln.Tool, when: ln.When})
+	}
+	return nil
+}
+
+// seedFromCopy reads the copy once for the policy (where it was not read
+// with the seed at open).
+func seedFromCopy(set *settings.Settings, cp *copylog.Log) (*policySeed, error) {
+	seed, err := newPolicySeed(set, time.Now())
 	if err != nil {
+		return nil, err
+	}
+	if err := cp.Each(seed.visit); err != nil {
 		return nil, fmt.Errorf("reading the copy for the redaction salt and the quota windows: %w", err)
 	}
+	return seed, nil
+}
+
+// windowedQuota reports whether the rule that decides tool has a quota
+// with a window (a per-run quota starts empty at every start).
+func windowedQuota(set *settings.Settings, rules *glob.Rules, tool string) bool {
+	d, ok := rules.Resolve(tool)
+	if !ok {
+		return false
+	}
+	q := set.Tools[d.Pattern].Quota
+	return q != nil && (q.PerMinute != 0 || q.PerHour != 0 || q.PerDay != 0)
+}
+
+// newPolicy builds the rules and the redactor, and restores the quota
+// windows from the copy's sent lines. The salt is the copy's latest; when
+// the copy holds none, one is made and written to the copy.
+func newPolicy(set *settings.Settings, seed *policySeed, cp *copylog.Log, log *slog.Logger) (*policy, error) {
+	p := &policy{rules: seed.rules, quotas: quota.NewTracker()}
+	salt := seed.salt
+	var err error
 	if salt == nil {
 		salt = redact.NewSalt()
 		if err := cp.Append(copylog.Line{Kind: copylog.KindRedactionSalt, Salt: copylog.SaltText(salt)}); err != nil {
@@ -80,40 +123,24 @@ func newPolicy(set *settings.Settings, cp *copylog.Log, log *slog.Logger) (*poli
 	if set.Redaction.ReplaceBuiltin {
 		log.Warn("redaction: the built-in detectors of secrets are off; only redaction.extend and extendKeys redact")
 	}
-	n := p.restoreQuotas(set, sentLines(sent), time.Now())
+	n := p.restoreQuotas(set, slices.Values(seed.sent), time.Now())
 	if n > 0 {
 		log.Info("quota windows restored from the copy", slog.Int("calls", n))
 	}
 	return p, nil
 }
 
-// sentLines yields the copy's sent lines. The copy's reader may stream
-// them; the policy takes them one at a time.
-func sentLines(lines []copylog.Line) iter.Seq[copylog.Line] {
-	return func(yield func(copylog.Line) bool) {
-		for _, ln := range lines {
-			if ln.Kind == copylog.KindSent && !yield(ln) {
-				return
-			}
-		}
-	}
-}
-
 // restoreQuotas counts the sent calls of the last day of every tool whose
 // rule has a quota with a window, and reports how many it counted.
-func (p *policy) restoreQuotas(set *settings.Settings, sent iter.Seq[copylog.Line], now time.Time) int {
+func (p *policy) restoreQuotas(set *settings.Settings, sent iter.Seq[sentCall], now time.Time) int {
 	byTool := map[string][]time.Time{}
 	cut := now.Add(-quota.Day)
 	n := 0
-	for ln := range sent {
-		if !ln.When.After(cut) {
+	for c := range sent {
+		if !c.when.After(cut) || !windowedQuota(set, p.rules, c.tool) {
 			continue
 		}
-		r, ok := p.resolve(set, ln.Tool)
-		if !ok || r.Quota == nil || (r.Quota.PerMinute == 0 && r.Quota.PerHour == 0 && r.Quota.PerDay == 0) {
-			continue
-		}
-		byTool[ln.Tool] = append(byTool[ln.Tool], ln.When)
+		byTool[c.tool] = append(byTool[c.tool], c.when)
 		n++
 	}
 	for tool, times := range byTool {

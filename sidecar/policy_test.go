@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -54,7 +55,16 @@ func TestQuotaRestore(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := &policy{rules: rules, quotas: quota.NewTracker()}
-			if n := p.restoreQuotas(set, sentLines(c.lines), now); n != c.counted {
+			seed, err := newPolicySeed(set, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ln := range c.lines {
+				if err := seed.visit(ln); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if n := p.restoreQuotas(set, slices.Values(seed.sent), now); n != c.counted {
 				t.Errorf("counted %d, want %d", n, c.counted)
 			}
 			r, ok := p.resolve(set, c.tool)
@@ -146,7 +156,12 @@ func TestNewPolicySaltAndWarning(t *testing.T) {
 			}
 		}()
 		var logs bytes.Buffer
-		p, err := newPolicy(&settings.Settings{Redaction: o}, cp, slog.New(slog.NewJSONHandler(&logs, nil)))
+		set := &settings.Settings{Redaction: o}
+		seed, err := seedFromCopy(set, cp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := newPolicy(set, seed, cp, slog.New(slog.NewJSONHandler(&logs, nil)))
 		if err != nil {
 			t.Fatal(err)
 		}
