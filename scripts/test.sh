@@ -205,6 +205,7 @@ fuzz_all() {
 	./sidecar/ FuzzReadEvents later
 	./sidecar/ FuzzErrorBodyMessage later
 	./receipts/book/ FuzzVerifyOnEveryCore later
+	./receipts/book/ FuzzBlankHybridSignatures later
 	EOF
 }
 

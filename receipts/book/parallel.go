@@ -78,11 +78,11 @@ func parseLines(src io.Reader, covered int, kb *keyBoard, opts Options, each fun
 	var workers sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
 		workers.Go(func() {
-			var scratch []byte
+			var scratch, slim []byte
 			for batch := range jobs {
 				for _, pl := range batch.lines {
 					if !pl.noLine && pl.ioErr == nil {
-						pl.parse()
+						pl.parse(&slim)
 						pl.preverify(kb, opts, &scratch)
 					}
 				}
@@ -161,11 +161,19 @@ func (pl *parsedLine) release() {
 
 // parse reads the line's leaf hash, its value and the envelopes of its
 // records.
-func (pl *parsedLine) parse() {
+func (pl *parsedLine) parse(slim *[]byte) {
 	if !pl.cut {
 		pl.leaf = leafHash(pl.line)
 	}
-	pl.obj, pl.names, pl.err = readLineValue(pl.line)
+	text := pl.line
+	if pl.deferred {
+		// A covered line: its hybrid signatures are not read (slim.go).
+		// The parse keeps nothing of text, so slim is used again.
+		if s, ok := blankHybridSignatures(pl.line, *slim); ok {
+			text, *slim = s, s
+		}
+	}
+	pl.obj, pl.names, pl.err = readLineValue(text)
 	if pl.err != nil || pl.obj == nil {
 		return
 	}
