@@ -60,25 +60,15 @@ func (f StubFields) Sign(ctx context.Context, agent, executor jwk.Signer, counte
 	return s.Line(), nil
 }
 
-// SignLine is Sign giving the line as the book's SignedStub: each record
-// signed once, its canonical text built once, and its signatures not
-// checked again when Book.AppendSigned writes it (a signer that does not
-// vouch for its own signatures has each checked here, as it arrives; see
-// record.CheckedSigner). Set Approval on the result for a held call.
+// SignLine is Sign giving the line as the book's SignedStub: the stub
+// prepared and signed as [PreparedStub.Sign] signs it. Set Approval on the
+// result for a held call.
 func (f StubFields) SignLine(ctx context.Context, agent, executor jwk.Signer, countersignedAt time.Time) (book.SignedStub, error) {
-	stub, err := record.SignChecked(ctx, record.Stub, f.Content(), agent)
+	p, err := f.Prepare()
 	if err != nil {
-		return book.SignedStub{}, fmt.Errorf("signing the stub: %w", err)
+		return book.SignedStub{}, err
 	}
-	cs, err := record.SignChecked(ctx, record.Countersignature, map[string]any{
-		"type": "provared.countersignature.v0",
-		"stub": stub.Fingerprint(),
-		"when": canon.FormatTime(countersignedAt),
-	}, executor)
-	if err != nil {
-		return book.SignedStub{}, fmt.Errorf("countersigning the stub: %w", err)
-	}
-	return book.SignedStub{Stub: stub, Countersignature: cs}, nil
+	return p.Sign(ctx, agent, executor, countersignedAt)
 }
 
 // DenialFields are the contents of a refusal the executor signs.

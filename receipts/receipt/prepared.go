@@ -33,10 +33,11 @@ func (f StubFields) Prepare() (PreparedStub, error) {
 
 // Sign signs the prepared stub with the agent's keys and, at the same time
 // (the countersignature names only the stub's fingerprint), countersigns it
-// with the executor's keys dated countersignedAt: one book line, as
-// [StubFields.SignLine] makes it (each record signed once with
-// record.SignChecked, for Book.AppendSigned). Set Approval on the result
-// for a held call.
+// with the executor's keys dated countersignedAt: one book line, each
+// record signed once with record.SignChecked and its canonical text built
+// once, so that Book.AppendSigned does not check its signatures again (a
+// signer that does not vouch for its own has each checked as it arrives;
+// see record.CheckedSigner). Set Approval on the result for a held call.
 func (p PreparedStub) Sign(ctx context.Context, agent, executor jwk.Signer, countersignedAt time.Time) (book.SignedStub, error) {
 	type result struct {
 		rec record.Signed
