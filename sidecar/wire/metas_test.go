@@ -2,10 +2,13 @@ package wire
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"testing"
 )
 
-// sequential is what SetMetas must equal: SetMeta for each member in turn.
+// sequential is what SetMetas must equal: setMetaByHand for each member in
+// turn.
 func sequential(line []byte, metas []Member) ([]byte, error) {
 	out := line
 	for _, mm := range metas {
@@ -13,7 +16,7 @@ func sequential(line []byte, metas []Member) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if out, err = SetMeta(out, m.ParamsSpan, mm.Key, mm.Value); err != nil {
+		if out, err = setMetaByHand(out, m.ParamsSpan, mm.Key, mm.Value); err != nil {
 			return nil, err
 		}
 	}
@@ -145,4 +148,82 @@ func FuzzEditRequest(f *testing.F) {
 		checkEdit(t, line, []byte(`"provared-1-Zm9v"`), metas)
 		checkEdit(t, line, nil, metas[1:2])
 	})
+}
+
+// setMetaByHand is the edit SetMeta made before SetMetas did it for every
+// member at once, kept as the reference SetMetas is held to: a new line in
+// which params._meta[key] is the string value,
+// keeping every other byte as written. line must be a line Inspect accepted
+// and params its ParamsSpan (the zero Span when the line has no params). It
+// creates params and _meta when absent and
+// replaces the value when key is already there. params or _meta that are not
+// objects are an error.
+func setMetaByHand(line []byte, params Span, key, value string) ([]byte, error) {
+	member := append(appendString(nil, key), ':')
+	member = appendString(member, value)
+	if !params.Present() {
+		end := len(line) - 1
+		for end > 0 && isWS(line[end]) {
+			end--
+		}
+		if end <= 0 || line[end] != '}' {
+			return nil, errors.New("set meta: end is not the closing brace")
+		}
+		ins := append([]byte(`,"params":{"_meta":{`), member...)
+		ins = append(ins, "}}"...)
+		return insertAt(line, end, ins), nil
+	}
+	if line[params.Start] != '{' {
+		return nil, errors.New("set meta: params is not an object")
+	}
+	var meta Span
+	_, err := eachMember(line[:params.End], params.Start, func(name []byte, _, vs, ve int) bool {
+		if string(name) == "_meta" {
+			meta = Span{vs, ve}
+			return false
+		}
+		return true
+	})
+	if err != nil {
+		return nil, fmt.Errorf("set meta: params: %w", err)
+	}
+	if !meta.Present() {
+		ins := append([]byte(`"_meta":{`), member...)
+		ins = append(ins, '}')
+		return insertFirst(line, params.Start, ins), nil
+	}
+	if line[meta.Start] != '{' {
+		return nil, errors.New("set meta: params._meta is not an object")
+	}
+	var old Span
+	_, err = eachMember(line[:meta.End], meta.Start, func(name []byte, _, vs, ve int) bool {
+		if string(name) == key {
+			old = Span{vs, ve}
+			return false
+		}
+		return true
+	})
+	if err != nil {
+		return nil, fmt.Errorf("set meta: params._meta: %w", err)
+	}
+	if old.Present() {
+		return SpliceID(line, old, appendString(nil, value)), nil
+	}
+	return insertFirst(line, meta.Start, member), nil
+}
+
+// insertFirst puts a member at the start of the object whose '{' is at open,
+// with a comma after it when the object has members.
+func insertFirst(line []byte, open int, member []byte) []byte {
+	if line[skipWS(line, open+1)] != '}' {
+		member = append(member, ',')
+	}
+	return insertAt(line, open+1, member)
+}
+
+func insertAt(line []byte, at int, ins []byte) []byte {
+	out := make([]byte, 0, len(line)+len(ins))
+	out = append(out, line[:at]...)
+	out = append(out, ins...)
+	return append(out, line[at:]...)
 }
