@@ -123,21 +123,22 @@ func newPolicy(set *settings.Settings, seed *policySeed, cp *copylog.Log, log *s
 	if set.Redaction.ReplaceBuiltin {
 		log.Warn("redaction: the built-in detectors of secrets are off; only redaction.extend and extendKeys redact")
 	}
-	n := p.restoreQuotas(set, slices.Values(seed.sent), time.Now())
+	n := p.restoreQuotas(slices.Values(seed.sent), time.Now())
 	if n > 0 {
 		log.Info("quota windows restored from the copy", slog.Int("calls", n))
 	}
 	return p, nil
 }
 
-// restoreQuotas counts the sent calls of the last day of every tool whose
-// rule has a quota with a window, and reports how many it counted.
-func (p *policy) restoreQuotas(set *settings.Settings, sent iter.Seq[sentCall], now time.Time) int {
+// restoreQuotas counts the sent calls of the last day, as the seed kept
+// them (only those of tools whose rule has a quota with a window), and
+// reports how many it counted.
+func (p *policy) restoreQuotas(sent iter.Seq[sentCall], now time.Time) int {
 	byTool := map[string][]time.Time{}
 	cut := now.Add(-quota.Day)
 	n := 0
 	for c := range sent {
-		if !c.when.After(cut) || !windowedQuota(set, p.rules, c.tool) {
+		if !c.when.After(cut) {
 			continue
 		}
 		byTool[c.tool] = append(byTool[c.tool], c.when)

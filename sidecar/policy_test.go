@@ -64,7 +64,7 @@ func TestQuotaRestore(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if n := p.restoreQuotas(set, slices.Values(seed.sent), now); n != c.counted {
+			if n := p.restoreQuotas(slices.Values(seed.sent), now); n != c.counted {
 				t.Errorf("counted %d, want %d", n, c.counted)
 			}
 			r, ok := p.resolve(set, c.tool)
