@@ -31,7 +31,16 @@ func postOnce(t *testing.T, serve http.HandlerFunc) ([]string, string) {
 	var logBuf bytes.Buffer
 	var logMu sync.Mutex
 	log := slog.New(slog.NewJSONHandler(lockedWriter{&logMu, &logBuf}, nil))
-	h := startHTTPUpstream(srv.URL+"/mcp?key=query-secret", nil, nil, log)
+	lines := exchangeOnce(t, startHTTPUpstream(srv.URL+"/mcp?key=query-secret", nil, nil, log))
+	logMu.Lock()
+	defer logMu.Unlock()
+	return lines, logBuf.String()
+}
+
+// exchangeOnce posts hostileRequest through h, ends h and returns every
+// line h handed on.
+func exchangeOnce(t *testing.T, h *httpUpstream) []string {
+	t.Helper()
 	var lines []string
 	read := make(chan struct{})
 	go func() {
@@ -54,9 +63,7 @@ func postOnce(t *testing.T, serve http.HandlerFunc) ([]string, string) {
 	h.end()
 	<-read
 	_ = h.inW.Close()
-	logMu.Lock()
-	defer logMu.Unlock()
-	return lines, logBuf.String()
+	return lines
 }
 
 type lockedWriter struct {
@@ -161,25 +168,7 @@ func TestHTTPUpstreamRedirectKeepsHeaders(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
 	h := startHTTPUpstream(srv.URL, nil, nil, log)
 	h.headers.Set("X-Api-Key", "header-secret")
-	var lines []string
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		rd := wire.NewReader(h.Output())
-		for {
-			line, err := rd.ReadLine()
-			if err != nil {
-				return
-			}
-			lines = append(lines, string(line))
-		}
-	}()
-	m, _ := wire.Inspect(hostileRequest)
-	h.post(hostileRequest, m, false)
-	h.cancel()
-	h.end()
-	<-read
-	_ = h.inW.Close()
+	lines := exchangeOnce(t, h)
 	if v, ok := leaked.Load("key"); ok {
 		t.Fatalf("the redirect was followed; the other server got X-Api-Key %q", v)
 	}
@@ -193,12 +182,7 @@ func TestHTTPUpstreamRedirectKeepsHeaders(t *testing.T) {
 	dead.Close()
 	var logBuf bytes.Buffer
 	var mu sync.Mutex
-	h = startHTTPUpstream(url+"/mcp?key=query-secret", nil, nil, slog.New(slog.NewJSONHandler(lockedWriter{&mu, &logBuf}, nil)))
-	go func() { _, _ = io.Copy(io.Discard, h.Output()) }()
-	h.post(hostileRequest, m, false)
-	h.cancel()
-	h.end()
-	_ = h.inW.Close()
+	exchangeOnce(t, startHTTPUpstream(url+"/mcp?key=query-secret", nil, nil, slog.New(slog.NewJSONHandler(lockedWriter{&mu, &logBuf}, nil))))
 	mu.Lock()
 	defer mu.Unlock()
 	if !strings.Contains(logBuf.String(), "could not be reached") || strings.Contains(logBuf.String(), "query-secret") {

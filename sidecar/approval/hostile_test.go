@@ -15,20 +15,7 @@ import (
 // owner of its target as the answerer; a hard link brings in a file written
 // elsewhere; a FIFO would block the watch in open or read for good.
 func TestQueueAnswerFileKinds(t *testing.T) {
-	dir := t.TempDir()
-	q, err := NewQueue(filepath.Join(dir, "q"), 0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := testRequest()
-	want := FileFor(r)
-	yes := true
-	answered := want
-	answered.Approved = &yes
-	data, err := answered.Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, q, r, want, data := approvedAnswer(t)
 	elsewhere := filepath.Join(dir, "elsewhere.json")
 	if err := os.WriteFile(elsewhere, data, 0o600); err != nil {
 		t.Fatal(err)
@@ -69,17 +56,7 @@ func TestQueueAnswerFileKinds(t *testing.T) {
 // TestQueueAnswerOversized: a file past MaxFileSize is no answer, whatever
 // its first megabyte says.
 func TestQueueAnswerOversized(t *testing.T) {
-	dir := t.TempDir()
-	q, err := NewQueue(filepath.Join(dir, "q"), 0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := testRequest()
-	want := FileFor(r)
-	yes := true
-	answered := want
-	answered.Approved = &yes
-	data, _ := answered.Encode()
+	_, q, r, want, data := approvedAnswer(t)
 	big := append(append([]byte{}, data...), []byte(strings.Repeat(" ", MaxFileSize))...)
 	if err := WriteFileAtomic(q.Dir(), FileName(r.ID), big); err != nil {
 		t.Fatal(err)
@@ -165,4 +142,24 @@ func FuzzQueueAnswer(f *testing.F) {
 			t.Fatalf("answer %+v from %q (%v)", a, data, err)
 		}
 	})
+}
+
+// approvedAnswer makes a queue in a new folder, the test request, the file
+// asked for and the bytes of its answer that approves.
+func approvedAnswer(t *testing.T) (dir string, q *Queue, r *Request, want File, data []byte) {
+	t.Helper()
+	dir = t.TempDir()
+	q, err := NewQueue(filepath.Join(dir, "q"), 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = testRequest()
+	want = FileFor(r)
+	yes := true
+	answered := want
+	answered.Approved = &yes
+	if data, err = answered.Encode(); err != nil {
+		t.Fatal(err)
+	}
+	return dir, q, r, want, data
 }
