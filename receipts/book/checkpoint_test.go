@@ -204,3 +204,36 @@ func TestCheckpointOverASpoiledSignature(t *testing.T) {
 		t.Fatalf("sound: %v", err)
 	}
 }
+
+// A covered line is parsed with its hybrid signatures left out (slim.go),
+// so text in a signature that the full parse refuses (a control
+// character, an escaped quote) does not stop that parse; the top
+// fingerprint still catches the change, the checkpoint is ignored, and the
+// whole book is read again, which refuses the line.
+func TestCheckpointOverSignatureTextTheParseRefuses(t *testing.T) {
+	for name, spoil := range map[string]string{"control character": "\x01", "escaped quote": `\"`} {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t, nil)
+			path, cp := bookWithStubs(t, f, 3)
+			lines := strings.SplitAfter(string(readFile(t, path)), "\n")
+			at := strings.LastIndex(lines[2], `"signature":"`) + len(`"signature":"`) + 3
+			lines[2] = lines[2][:at] + spoil + lines[2][at:]
+			if err := os.WriteFile(path, []byte(strings.Join(lines, "")), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cpCopy := cp
+			b, err := OpenBook(path, Options{IssuerKeys: f.opts.IssuerKeys, Checkpoint: &cpCopy})
+			if err == nil {
+				defer b.Close()
+				if !strings.HasPrefix(b.CheckpointUse(), "ignored") {
+					t.Fatalf("checkpoint use %q", b.CheckpointUse())
+				}
+				err = b.Ledger().Sound()
+			}
+			t.Logf("refused: %v", err)
+			if err == nil || !strings.Contains(err.Error(), "line 3 of the book") {
+				t.Fatalf("the spoiled line was not refused: %v", err)
+			}
+		})
+	}
+}
