@@ -165,13 +165,14 @@ func openRecords(set *settings.Settings, p *parts, cl *closers, log *slog.Logger
 	}
 	copyOpened := make(chan opened, 1)
 	go func() {
-		cp, err := copylog.OpenWith(set.Executor.Copy, p.copyKey, set.Name, seed.visit)
+		cp, err := copylog.OpenWith(set.Executor.Copy, p.copyKey, set.Name, copylog.Visit{Kinds: seed.kinds(), Each: seed.visit})
 		copyOpened <- opened{cp, err}
 	}()
 	bookErr := openBook(set, p, cl, log)
 	c := <-copyOpened
 	if c.err == nil {
-		cl.add(c.cp.Close)
+		logCopyCheckpoint(c.cp, log)
+		cl.add(func() error { return closeCopy(c.cp, log) })
 	}
 	if bookErr != nil {
 		return bookErr
@@ -181,6 +182,26 @@ func openRecords(set *settings.Settings, p *parts, cl *closers, log *slog.Logger
 	}
 	p.copy, p.seed = c.cp, seed
 	return nil
+}
+
+// logCopyCheckpoint says what the copy's open made of its checkpoint.
+func logCopyCheckpoint(cp *copylog.Log, log *slog.Logger) {
+	switch use := cp.CheckpointUse(); {
+	case use == "used":
+		log.Info("copy opened from its checkpoint: the lines after it were read whole", slog.String("checkpoint", copylog.CheckpointPath(cp.Path())))
+	case use != "":
+		log.Warn("the copy checkpoint is ignored; the whole copy was read", slog.String("checkpoint", copylog.CheckpointPath(cp.Path())), slog.String("why", use))
+	}
+}
+
+// closeCopy saves the copy's checkpoint for the next start, then closes
+// the copy. A checkpoint that cannot be saved is logged: the next start
+// reads more of the copy, nothing else.
+func closeCopy(cp *copylog.Log, log *slog.Logger) error {
+	if _, err := cp.SaveCheckpoint(); err != nil {
+		log.Warn("the copy checkpoint could not be saved; the next start reads more of the copy", slog.String("error", err.Error()))
+	}
+	return cp.Close()
 }
 
 // openBook opens and checks the book and adds the slip to it when new.
