@@ -10,8 +10,8 @@ import (
 	"hash"
 	"io"
 	"os"
-	"path/filepath"
 
+	"github.com/seed-6e06167c/mcp-executor/internal/durable"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 )
 
@@ -117,53 +117,25 @@ func openCheckpoint(data, key []byte, name string) (checkpoint, error) {
 // readCheckpoint reads the checkpoint beside the copy at path. found is
 // false when there is none; err says why one that is there cannot be used.
 func readCheckpoint(path string, key []byte, name string) (c checkpoint, found bool, err error) {
-	f, err := os.Open(CheckpointPath(path))
+	data, err := durable.ReadFile(CheckpointPath(path), maxCheckpoint)
 	if errors.Is(err, os.ErrNotExist) {
 		return checkpoint{}, false, nil
 	}
 	if err != nil {
 		return checkpoint{}, true, err
 	}
-	defer func() { _ = f.Close() }() // read only: a failed close loses nothing
-	data, err := io.ReadAll(io.LimitReader(f, maxCheckpoint+1))
-	if err != nil {
-		return checkpoint{}, true, err
-	}
-	if len(data) > maxCheckpoint {
-		return checkpoint{}, true, fmt.Errorf("it is longer than %d bytes", maxCheckpoint)
-	}
 	c, err = openCheckpoint(data, key, name)
 	return c, true, err
 }
 
-// writeCheckpoint saves c beside the copy at path: a new file, synced,
-// renamed over the old one, and the folder synced.
+// writeCheckpoint saves c beside the copy at path (durable.WriteFile).
 func writeCheckpoint(path string, c checkpoint, key []byte, name string) error {
-	target := CheckpointPath(path)
 	data, err := c.seal(key, name)
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(target), ".copy-checkpoint-*")
-	if err != nil {
-		return fmt.Errorf("writing copy checkpoint %s: %w", target, err)
-	}
-	defer func() { _ = os.Remove(tmp.Name()) }() // gone already once renamed
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), target)
-	}
-	if err == nil {
-		err = syncDir(filepath.Dir(target))
-	}
-	if err != nil {
-		return fmt.Errorf("writing copy checkpoint %s: %w", target, err)
+	if err := durable.WriteFile(CheckpointPath(path), data); err != nil {
+		return fmt.Errorf("saving the copy checkpoint: %w", err)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/seed-6e06167c/mcp-executor/internal/durable"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 
 	"golang.org/x/sys/unix"
@@ -207,17 +208,7 @@ func open(f *os.File, path string, key []byte, name string, created bool, v Visi
 
 // syncDir fsyncs a folder. Tests replace it to see which folders are
 // synced: a sync cannot be observed.
-var syncDir = func(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	if err := d.Sync(); err != nil {
-		_ = d.Close() // read-only handle; the sync error is the one to report
-		return err
-	}
-	return d.Close()
-}
+var syncDir = durable.SyncDir
 
 // Path is the copy's file path.
 func (l *Log) Path() string { return l.path }

@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/seed-6e06167c/mcp-executor/internal/durable"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
@@ -167,46 +168,10 @@ func ParseFile(data []byte) (File, error) {
 
 // WriteFileAtomic writes data to dir/name as a new file renamed into place,
 // with the file and then the folder synced, so that a reader sees the old
-// text or the new, never part of it.
-func WriteFileAtomic(dir, name string, data []byte) (err error) {
-	tmp, err := os.CreateTemp(dir, "."+name+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("approval: writing %s: %w", filepath.Join(dir, name), err)
-	}
-	defer func() {
-		if err != nil {
-			// The temporary file is abandoned: the write's error is the one to
-			// report, and these only tidy up after it.
-			_ = tmp.Close()
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return fmt.Errorf("approval: writing %s: %w", tmp.Name(), err)
-	}
-	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("approval: syncing %s: %w", tmp.Name(), err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("approval: closing %s: %w", tmp.Name(), err)
-	}
-	if err = os.Rename(tmp.Name(), filepath.Join(dir, name)); err != nil {
-		return fmt.Errorf("approval: renaming into %s: %w", filepath.Join(dir, name), err)
-	}
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("approval: syncing folder %s: %w", dir, err)
-	}
-	if err := d.Sync(); err != nil {
-		_ = d.Close() // read-only handle; the sync error is the one to report
-		return fmt.Errorf("approval: syncing folder %s: %w", dir, err)
-	}
-	if err := d.Close(); err != nil {
-		return fmt.Errorf("approval: closing folder %s: %w", dir, err)
+// text or the new, never part of it (durable.WriteFile).
+func WriteFileAtomic(dir, name string, data []byte) error {
+	if err := durable.WriteFile(filepath.Join(dir, name), data); err != nil {
+		return fmt.Errorf("approval: %w", err)
 	}
 	return nil
 }
