@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -203,7 +204,49 @@ func NewQueue(dir string, poll time.Duration, logger *slog.Logger) (*Queue, erro
 	if err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("approval: the queue folder %s (settings approvals.queue) is not a folder", dir)
 	}
+	if risk := FolderRisk(dir); risk != "" {
+		logger.Warn("approval: "+risk, slog.String("queue", dir), slog.String("fix", FolderRiskFix(dir)))
+	}
 	return &Queue{dir: dir, poll: poll, log: logger}, nil
+}
+
+// FolderRisk says what is wrong with the queue folder dir for a folder
+// whose files approve calls: "" when only its owner, this process's user,
+// can write it (or when it is not there yet: the queue makes it 0700).
+// Whoever can write the folder can answer a request in it, so a folder
+// others may write, or one another user owns, is named.
+func FolderRisk(dir string) string {
+	st, err := os.Stat(dir)
+	if err != nil || !st.IsDir() {
+		return ""
+	}
+	owner := os.Geteuid()
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		owner = int(sys.Uid)
+	}
+	return folderRisk(st.Mode().Perm(), owner, os.Geteuid())
+}
+
+// folderRisk is FolderRisk of a folder of mode perm owned by user owner,
+// for a process of user self.
+func folderRisk(perm fs.FileMode, owner, self int) string {
+	var risks []string
+	if perm&0o022 != 0 {
+		risks = append(risks, fmt.Sprintf("its group or others may write it (mode %04o)", perm))
+	}
+	if owner != self {
+		risks = append(risks, fmt.Sprintf("it belongs to user %d, not to the executor's user %d", owner, self))
+	}
+	if len(risks) == 0 {
+		return ""
+	}
+	return "the queue folder can be written by others than the executor: " + strings.Join(risks, ", and ") +
+		"; whoever can write it can approve a held call"
+}
+
+// FolderRiskFix is what to do about a FolderRisk of dir.
+func FolderRiskFix(dir string) string {
+	return "chmod 0700 " + dir + " (and chown it to the executor's user), on a volume the agent's container does not mount"
 }
 
 // Dir is the queue folder.
