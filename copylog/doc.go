@@ -143,7 +143,8 @@
 // # The checkpoint
 //
 // A start next to a long copy need not parse every line again. When the
-// executor stops, [Log.SaveCheckpoint] writes COPY.copy-checkpoint beside
+// executor has started (and finished the calls its last run left) and
+// when it stops, [Log.SaveCheckpoint] writes COPY.copy-checkpoint beside
 // the copy: one canonical line with the executor's name, the number of
 // lines and bytes the copy holds, and the SHA-256 of those bytes, tagged
 // with HMAC-SHA256 under a key derived from the copy key. It is saved only

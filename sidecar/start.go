@@ -198,10 +198,16 @@ func logCopyCheckpoint(cp *copylog.Log, log *slog.Logger) {
 // the copy. A checkpoint that cannot be saved is logged: the next start
 // reads more of the copy, nothing else.
 func closeCopy(cp *copylog.Log, log *slog.Logger) error {
+	saveCopyCheckpoint(cp, log)
+	return cp.Close()
+}
+
+// saveCopyCheckpoint saves the copy's checkpoint where it can be made; one
+// that cannot be saved is logged, and costs the next start more reading.
+func saveCopyCheckpoint(cp *copylog.Log, log *slog.Logger) {
 	if _, err := cp.SaveCheckpoint(); err != nil {
 		log.Warn("the copy checkpoint could not be saved; the next start reads more of the copy", slog.String("error", err.Error()))
 	}
-	return cp.Close()
 }
 
 // openBook opens and checks the book and adds the slip to it when new.
@@ -249,6 +255,10 @@ func (e *Executor) begin(ctx context.Context) error {
 	if err := e.copyAppend(copylog.Line{Kind: copylog.KindStart}); err != nil {
 		return fmt.Errorf("writing the copy: %w", err)
 	}
+	// Every call the last run left is finished now: a checkpoint here
+	// spares the next start these lines even if this run never stops
+	// cleanly (a kill -9).
+	saveCopyCheckpoint(e.copy, e.log)
 	e.log.Info("executor started", slog.String("name", e.set.Name), slog.String("slip", e.slipFP),
 		slog.Int("bookEntries", e.ledger.Size()))
 	e.bookFullWhy() // a book already full says so at once (bookfull.go)
