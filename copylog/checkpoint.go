@@ -12,6 +12,7 @@ import (
 	"os"
 
 	"github.com/seed-6e06167c/mcp-executor/internal/durable"
+	"github.com/seed-6e06167c/mcp-executor/internal/sealed"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 )
 
@@ -37,34 +38,19 @@ const (
 	maxCheckpoint = 4096
 )
 
-// checkpointKey derives the checkpoint's HMAC key from the copy key, so
-// that a checkpoint and a copy line are never tagged under the same key.
-func checkpointKey(key []byte) []byte {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(checkpointType))
-	return m.Sum(nil)
-}
-
 func (c checkpoint) body(name string) map[string]any {
-	return map[string]any{"type": checkpointType, "name": name, "lines": c.Lines, "bytes": c.Bytes, "sha256": canon.B64(c.Sum[:])}
+	return map[string]any{"name": name, "lines": c.Lines, "bytes": c.Bytes, "sha256": canon.B64(c.Sum[:])}
 }
 
 // seal writes the checkpoint of the copy of executor name as one canonical
-// line, tagged with HMAC-SHA256 under a key derived from key.
+// line, tagged with HMAC-SHA256 under a key derived from key
+// (internal/sealed).
 func (c checkpoint) seal(key []byte, name string) ([]byte, error) {
-	body := c.body(name)
-	text, err := canon.Marshal(body)
+	out, err := sealed.Seal(checkpointType, key, c.body(name))
 	if err != nil {
 		return nil, fmt.Errorf("sealing the copy checkpoint: %w", err)
 	}
-	m := hmac.New(sha256.New, checkpointKey(key))
-	m.Write(text)
-	body["tag"] = canon.B64(m.Sum(nil))
-	out, err := canon.Marshal(body)
-	if err != nil {
-		return nil, fmt.Errorf("sealing the copy checkpoint: %w", err)
-	}
-	return append(out, '\n'), nil
+	return out, nil
 }
 
 // openCheckpoint reads a checkpoint seal wrote under key for executor
@@ -72,31 +58,9 @@ func (c checkpoint) seal(key []byte, name string) ([]byte, error) {
 // tag does not check, or a member is missing, out of range or names
 // another executor.
 func openCheckpoint(data, key []byte, name string) (checkpoint, error) {
-	if n := len(data); n > 0 && data[n-1] == '\n' {
-		data = data[:n-1]
-	}
-	v, err := canon.Parse(data)
-	if err != nil {
-		return checkpoint{}, fmt.Errorf("not one canonical JSON line (%w)", err)
-	}
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return checkpoint{}, errors.New("not a JSON object")
-	}
-	tagText, _ := obj["tag"].(string)
-	delete(obj, "tag")
-	text, err := canon.Marshal(obj)
+	obj, err := sealed.Open(checkpointType, key, data)
 	if err != nil {
 		return checkpoint{}, err
-	}
-	m := hmac.New(sha256.New, checkpointKey(key))
-	m.Write(text)
-	tag, err := canon.UnB64(tagText)
-	if err != nil || !hmac.Equal(tag, m.Sum(nil)) {
-		return checkpoint{}, errors.New("its tag does not check under the copy key (changed, or written under another key)")
-	}
-	if obj["type"] != checkpointType {
-		return checkpoint{}, fmt.Errorf("its type is not %s", checkpointType)
 	}
 	if got, _ := obj["name"].(string); got != name {
 		return checkpoint{}, fmt.Errorf("it is executor %q's, not %q's", got, name)
@@ -106,7 +70,7 @@ func openCheckpoint(data, key []byte, name string) (checkpoint, error) {
 	size, ok2 := obj["bytes"].(int64)
 	sumText, _ := obj["sha256"].(string)
 	sum, err := canon.UnB64(sumText)
-	if !ok1 || !ok2 || lines < 1 || size < lines || err != nil || len(sum) != sha256.Size || len(obj) != 5 {
+	if !ok1 || !ok2 || lines < 1 || size < lines || err != nil || len(sum) != sha256.Size || len(obj) != 4 {
 		return checkpoint{}, errors.New("a member is missing, out of range or not known")
 	}
 	c.Lines, c.Bytes = lines, size

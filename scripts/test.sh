@@ -189,6 +189,7 @@ fuzz_all() {
 	./copylog/ FuzzVerify
 	./copylog/ FuzzOpenCheckpoint later
 	./copylog/ FuzzRawKind later
+	./internal/sealed/ FuzzOpen later
 	./sidecar/wire/ FuzzDifferential later
 	./sidecar/wire/ FuzzFilterTools later
 	./receipts/canon/ FuzzJCSHash later

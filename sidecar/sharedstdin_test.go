@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
+	"github.com/seed-6e06167c/mcp-executor/internal/pollfd"
 )
 
 // TestKilledExecutorLeavesAParentsPipeBlocking: the executor reads its
@@ -36,17 +37,11 @@ func TestKilledExecutorLeavesAParentsPipeBlocking(t *testing.T) {
 	defer w.Close()
 	blocking := func(when string) {
 		t.Helper()
-		// Not r.Fd(), which would itself put the pipe in blocking mode.
-		rc, err := r.SyscallConn()
+		nb, err := pollfd.Nonblocking(r) // not r.Fd(), which would make it blocking
 		if err != nil {
 			t.Fatal(err)
 		}
-		var flags int
-		var ferr error
-		if err := rc.Control(func(fd uintptr) { flags, ferr = unix.FcntlInt(fd, unix.F_GETFL, 0) }); err != nil || ferr != nil {
-			t.Fatal(err, ferr)
-		}
-		if flags&unix.O_NONBLOCK != 0 {
+		if nb {
 			t.Fatalf("%s, the parent's pipe is non-blocking", when)
 		}
 	}

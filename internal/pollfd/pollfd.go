@@ -89,3 +89,22 @@ func Reader(f *os.File) (*os.File, func() error, error) {
 	}
 	return polled, restore, nil
 }
+
+// Nonblocking reports whether f's descriptor is in non-blocking mode. It
+// reads the mode without f.Fd(), which would itself put a file Go polls in
+// blocking mode.
+func Nonblocking(f *os.File) (bool, error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return false, fmt.Errorf("looking at %s: %w", f.Name(), err)
+	}
+	var flags int
+	var ferr error
+	if err := rc.Control(func(fd uintptr) { flags, ferr = unix.FcntlInt(fd, unix.F_GETFL, 0) }); err != nil {
+		return false, fmt.Errorf("looking at %s: %w", f.Name(), err)
+	}
+	if ferr != nil {
+		return false, fmt.Errorf("reading the flags of %s: %w", f.Name(), ferr)
+	}
+	return flags&unix.O_NONBLOCK != 0, nil
+}

@@ -10,20 +10,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// nonblocking is whether f's descriptor is in non-blocking mode, read
-// without f.Fd() (which would put a file Go polls in blocking mode).
 func nonblocking(t *testing.T, f *os.File) bool {
 	t.Helper()
-	rc, err := f.SyscallConn()
+	nb, err := Nonblocking(f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var flags int
-	var ferr error
-	if err := rc.Control(func(fd uintptr) { flags, ferr = unix.FcntlInt(fd, unix.F_GETFL, 0) }); err != nil || ferr != nil {
-		t.Fatal(err, ferr)
-	}
-	return flags&unix.O_NONBLOCK != 0
+	return nb
 }
 
 // TestReaderOfAPipe: a blocking pipe comes back as another file, polled

@@ -1,13 +1,12 @@
 package book
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/seed-6e06167c/mcp-executor/internal/sealed"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 )
 
@@ -27,14 +26,6 @@ type Checkpoint struct {
 
 const checkpointType = "mcp-executor.book-checkpoint.v1"
 
-// checkpointKey derives the checkpoint's HMAC key from the key given (the
-// executor's copy key), so the two never tag the same text.
-func checkpointKey(key []byte) []byte {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(checkpointType))
-	return m.Sum(nil)
-}
-
 // trustOf fingerprints the options that change what a signature check
 // finds: a checkpoint made under other trusted passkeys does not fit.
 func trustOf(opts Options) string {
@@ -46,57 +37,22 @@ func trustOf(opts Options) string {
 }
 
 // Seal writes the checkpoint as one canonical line tagged with HMAC-SHA256
-// under a key derived from key (at least 16 bytes).
+// under a key derived from key (at least 16 bytes; internal/sealed).
 func (c Checkpoint) Seal(key []byte) ([]byte, error) {
-	if len(key) < 16 {
-		return nil, errors.New("sealing a book checkpoint: the key is shorter than 16 bytes")
-	}
-	body := map[string]any{"type": checkpointType, "entries": int64(c.Entries), "bytes": c.Bytes, "root": c.Root, "trust": c.Trust}
-	text, err := canon.Marshal(body)
+	body := map[string]any{"entries": int64(c.Entries), "bytes": c.Bytes, "root": c.Root, "trust": c.Trust}
+	out, err := sealed.Seal(checkpointType, key, body)
 	if err != nil {
 		return nil, fmt.Errorf("sealing a book checkpoint: %w", err)
 	}
-	m := hmac.New(sha256.New, checkpointKey(key))
-	m.Write(text)
-	body["tag"] = canon.B64(m.Sum(nil))
-	out, err := canon.Marshal(body)
-	if err != nil {
-		return nil, fmt.Errorf("sealing a book checkpoint: %w", err)
-	}
-	return append(out, '\n'), nil
+	return out, nil
 }
 
 // OpenCheckpoint reads a checkpoint Seal wrote under key, and fails when it
 // does not parse or its tag does not check.
 func OpenCheckpoint(data, key []byte) (Checkpoint, error) {
-	if len(key) < 16 {
-		return Checkpoint{}, errors.New("book checkpoint: the key is shorter than 16 bytes")
-	}
-	if n := len(data); n > 0 && data[n-1] == '\n' {
-		data = data[:n-1]
-	}
-	v, err := canon.Parse(data)
-	if err != nil {
-		return Checkpoint{}, fmt.Errorf("book checkpoint: not canonical JSON: %w", err)
-	}
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return Checkpoint{}, errors.New("book checkpoint: not an object")
-	}
-	tag, _ := obj["tag"].(string)
-	delete(obj, "tag")
-	text, err := canon.Marshal(obj)
+	obj, err := sealed.Open(checkpointType, key, data)
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("book checkpoint: %w", err)
-	}
-	m := hmac.New(sha256.New, checkpointKey(key))
-	m.Write(text)
-	want, err := canon.UnB64(tag)
-	if err != nil || !hmac.Equal(want, m.Sum(nil)) {
-		return Checkpoint{}, errors.New("book checkpoint: its tag does not check under the copy key (changed, or written under another key)")
-	}
-	if obj["type"] != checkpointType {
-		return Checkpoint{}, fmt.Errorf("book checkpoint: type is not %s", checkpointType)
 	}
 	var c Checkpoint
 	entries, ok1 := obj["entries"].(int64)
