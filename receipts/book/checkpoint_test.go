@@ -237,3 +237,26 @@ func TestCheckpointOverSignatureTextTheParseRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckpointGolden: a checkpoint sealed by an earlier executor (the
+// golden file, under a key of 32 bytes of 3) still opens, and sealing the
+// same state gives the same bytes, so an upgrade keeps the checkpoint.
+func TestCheckpointGolden(t *testing.T) {
+	golden, err := os.ReadFile(filepath.Join("testdata", "checkpoint-v1.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := bytes.Repeat([]byte{3}, 32)
+	c, err := OpenCheckpoint(golden, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Checkpoint{Entries: 90000, Bytes: 1271144655, Root: "A1sAl43GhsHQriJCor506rsbMeTxB3iXEtFM09W_V0A", Trust: "5QmqjI0AmqQVpV8C_8ntcojTalVYLsPOebs6hsRzPrE"}
+	if c != want {
+		t.Fatalf("opened %+v, want %+v", c, want)
+	}
+	again, err := c.Seal(key)
+	if err != nil || !bytes.Equal(again, golden) {
+		t.Fatalf("sealed %q (%v), want the golden bytes %q", again, err, golden)
+	}
+}
