@@ -16,19 +16,24 @@ import (
 // signed. Its fingerprint is the fingerprint of the content alone, so the
 // next stub of the chain (whose previous it is) can be prepared, and both
 // signed at the same time, before this one is signed.
+//
+// Prepare writes the content's canonical text once, and Sign signs that
+// text: Content is for reading only.
 type PreparedStub struct {
 	Content     map[string]any
 	Fingerprint string // canon.Fingerprint of the content's canonical bytes
+
+	rec record.Prepared // the content confirmed and written; zero for a PreparedStub not made by Prepare
 }
 
 // Prepare fixes the stub's content with a new id.
 func (f StubFields) Prepare() (PreparedStub, error) {
 	c := f.Content()
-	text, err := canon.Marshal(c)
+	rec, err := record.Prepare(record.Stub, c)
 	if err != nil {
 		return PreparedStub{}, fmt.Errorf("preparing the stub: %w", err)
 	}
-	return PreparedStub{Content: c, Fingerprint: canon.Fingerprint(text)}, nil
+	return PreparedStub{Content: c, Fingerprint: rec.Fingerprint(), rec: rec}, nil
 }
 
 // Sign signs the prepared stub with the agent's keys and, at the same time
@@ -48,7 +53,13 @@ func (p PreparedStub) Sign(ctx context.Context, agent, executor jwk.Signer, coun
 		cs, err := record.SignChecked(ctx, record.Countersignature, countersignatureContent(p.Fingerprint, countersignedAt), executor)
 		csDone <- result{cs, err}
 	}()
-	stub, err := record.SignChecked(ctx, record.Stub, p.Content, agent)
+	var stub record.Signed
+	var err error
+	if p.rec.IsZero() {
+		stub, err = record.SignChecked(ctx, record.Stub, p.Content, agent)
+	} else {
+		stub, err = p.rec.Sign(ctx, agent)
+	}
 	cs := <-csDone
 	if err != nil {
 		return book.SignedStub{}, fmt.Errorf("signing the stub: %w", err)

@@ -2,7 +2,9 @@ package record
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
@@ -37,21 +39,69 @@ func Sign(ctx context.Context, kind Kind, content map[string]any, s jwk.Signer) 
 // every signature is known to check against the signer's keys, which the
 // book appends without checking them again.
 func SignChecked(ctx context.Context, kind Kind, content map[string]any, s jwk.Signer) (Signed, error) {
+	p, err := Prepare(kind, content)
+	if err != nil {
+		return Signed{}, err
+	}
+	return p.Sign(ctx, s)
+}
+
+// Prepared is a hybrid record's content, confirmed and written canonically
+// once, before it is signed: its fingerprint is known before any
+// signature, and Sign signs the very text Prepare wrote. Only Prepare
+// makes one; the content map handed to it must not change afterwards.
+type Prepared struct{ p *prepared }
+
+type prepared struct {
+	kind        Kind
+	info        *kindInfo
+	content     map[string]any // as given, confirmed by the kind's validator
+	text        []byte         // canon.Marshal(content)
+	fingerprint string
+}
+
+// Prepare confirms a hybrid record's content (its kind's validator and
+// "type") and writes it canonically, as SignChecked does before signing.
+func Prepare(kind Kind, content map[string]any) (Prepared, error) {
 	validate, ok := validators[kind]
 	if !ok {
-		return Signed{}, fmt.Errorf("signing a %s: only stubs, countersignatures, refusals and acknowledgements are written here", kind)
+		return Prepared{}, fmt.Errorf("signing a %s: only stubs, countersignatures, refusals and acknowledgements are written here", kind)
 	}
 	info := kinds[kind]
 	if err := validate(content); err != nil {
-		return Signed{}, fmt.Errorf("signing a %s: %w", kind, err)
+		return Prepared{}, fmt.Errorf("signing a %s: %w", kind, err)
 	}
 	if t, _ := content["type"].(string); t != info.contentType {
-		return Signed{}, fmt.Errorf("signing a %s: %w", kind, problem.New(CodeBadField, "type: must be %s", info.contentType))
+		return Prepared{}, fmt.Errorf("signing a %s: %w", kind, problem.New(CodeBadField, "type: must be %s", info.contentType))
 	}
 	text, err := canon.Marshal(content)
 	if err != nil {
-		return Signed{}, fmt.Errorf("signing a %s: %w", kind, err)
+		return Prepared{}, fmt.Errorf("signing a %s: %w", kind, err)
 	}
+	return Prepared{&prepared{kind: kind, info: info, content: content, text: text, fingerprint: canon.Fingerprint(text)}}, nil
+}
+
+// IsZero reports whether p holds nothing (it was not made by Prepare).
+func (p Prepared) IsZero() bool { return p.p == nil }
+
+// Fingerprint is the fingerprint the record will have: that of its
+// canonical content.
+func (p Prepared) Fingerprint() string {
+	if p.p == nil {
+		return ""
+	}
+	return p.p.fingerprint
+}
+
+// Sign signs the prepared content with both keys of s, as SignChecked
+// does. The envelope is written once, as a text whose parts the record's
+// payload and signature texts are: each base64url text is written once,
+// straight into it.
+func (p Prepared) Sign(ctx context.Context, s jwk.Signer) (Signed, error) {
+	if p.p == nil {
+		return Signed{}, errors.New("signing a record: it was not prepared (record.Prepare)")
+	}
+	kind, info, text := p.p.kind, p.p.info, p.p.text
 	keys := s.Keys()
 	if keys.Ed25519 == nil || keys.MLDSA87 == nil {
 		return Signed{}, fmt.Errorf("signing a %s: the signer holds no complete key set", kind)
@@ -61,13 +111,24 @@ func SignChecked(ctx context.Context, kind Kind, content map[string]any, s jwk.S
 	// LocalSigner signs with the very keys it reports, Vault Transit's
 	// signer checks each signature as it arrives) is not checked again.
 	checked := SignaturesChecked(s)
-	payload := canon.B64(text)
-	if writtenSize(payload, info) > MaxRecordSize {
+	payloadLen := canon.B64Len(len(text))
+	if writtenSize(payloadLen, info) > MaxRecordSize {
 		return Signed{}, fmt.Errorf("signing a %s: %w", kind, problem.New(CodeTooLarge, "the record would be larger than 65,536"))
 	}
+	// The envelope canonically: its members in their sorted order, each
+	// text base64url (nothing to escape), so no general marshalling is
+	// needed. Its length is known but for a signature of an unusual length
+	// from a signer elsewhere, which only makes the builder grow.
+	var env strings.Builder
+	env.Grow(envelopeLen(payloadLen, info))
+	env.WriteString(`{"payload":"`)
+	canon.WriteB64(&env, text)
+	payload := env.String()[len(`{"payload":"`):]
+	env.WriteString(`","signatures":[`)
 	size := len(payload)
-	r := &Record{Kind: kind, Payload: payload, ContentText: text, Fingerprint: canon.Fingerprint(text)}
-	for _, h := range info.headers {
+	r := &Record{Kind: kind, Payload: payload, ContentText: text, Fingerprint: p.p.fingerprint,
+		Signatures: make([]Signature, 0, len(info.headers))}
+	for i, h := range info.headers {
 		input := signingInput(h.b64, payload)
 		sig, err := s.Sign(ctx, h.alg, input)
 		if err != nil {
@@ -76,10 +137,20 @@ func SignChecked(ctx context.Context, kind Kind, content map[string]any, s jwk.S
 		if !checked && !keys.Key(h.alg).Verify(input, sig) {
 			return Signed{}, fmt.Errorf("signing a %s: the %s signature does not check against the signer's keys", kind, h.alg)
 		}
-		b64 := canon.B64(sig)
+		if i > 0 {
+			env.WriteByte(',')
+		}
+		env.WriteString(`{"protected":"`)
+		env.WriteString(h.b64)
+		env.WriteString(`","signature":"`)
+		from := env.Len()
+		canon.WriteB64(&env, sig)
+		b64 := env.String()[from:]
+		env.WriteString(`"}`)
 		size += len(h.b64) + len(b64)
 		r.Signatures = append(r.Signatures, Signature{Protected: h.b64, Alg: h.alg, Signature: b64, sig: sig})
 	}
+	env.WriteString(`]}`)
 	if size > MaxRecordSize {
 		return Signed{}, fmt.Errorf("signing a %s: %w", kind, problem.New(CodeTooLarge, "the record would be larger than 65,536"))
 	}
@@ -94,7 +165,7 @@ func SignChecked(ctx context.Context, kind Kind, content map[string]any, s jwk.S
 		return Signed{}, fmt.Errorf("signing a %s: the content read back is not an object", kind)
 	}
 	r.Content = content
-	return newSigned(r, keys), nil
+	return Signed{&signed{rec: *r, keys: keys, envelope: env.String()}}, nil
 }
 
 // VerifyHybrid checks both signatures of a hybrid-signed record (Ed25519
@@ -131,9 +202,17 @@ var (
 	mldsaSigChars   = len(canon.B64(make([]byte, jwk.MLDSA87SignatureSize)))
 )
 
-// writtenSize is the size (§3.1) a hybrid record with this payload will have.
-func writtenSize(payload string, info *kindInfo) int {
-	return len(payload) + len(info.headers[0].b64) + len(info.headers[1].b64) + ed25519SigChars + mldsaSigChars
+// writtenSize is the size (§3.1) a hybrid record with a payload of
+// payloadLen characters will have.
+func writtenSize(payloadLen int, info *kindInfo) int {
+	return payloadLen + len(info.headers[0].b64) + len(info.headers[1].b64) + ed25519SigChars + mldsaSigChars
+}
+
+// envelopeLen is the length of the envelope of a hybrid record with a
+// payload of payloadLen characters and signatures of the usual lengths.
+func envelopeLen(payloadLen int, info *kindInfo) int {
+	return len(`{"payload":"","signatures":[]}`) + payloadLen + 2*len(`{"protected":"","signature":""}`) + len(`,`) +
+		len(info.headers[0].b64) + len(info.headers[1].b64) + ed25519SigChars + mldsaSigChars
 }
 
 func signingInput(protected, payload string) []byte {
