@@ -1,0 +1,78 @@
+package book
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// TestWritten: what is left to write after n bytes, for cuts inside, at
+// and across the buffers' edges, with empty buffers among them.
+func TestWritten(t *testing.T) {
+	bufs := func() [][]byte { return [][]byte{[]byte("ab"), nil, []byte("cde"), []byte(""), []byte("f")} }
+	for _, c := range []struct {
+		n    int
+		want []string
+	}{
+		{0, []string{"ab", "", "cde", "", "f"}},
+		{1, []string{"b", "", "cde", "", "f"}},
+		{2, []string{"cde", "", "f"}},
+		{3, []string{"de", "", "f"}},
+		{5, []string{"f"}},
+		{6, nil},
+	} {
+		var got []string
+		for _, b := range written(bufs(), c.n) {
+			got = append(got, string(b))
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("after %d bytes: %q, want %q", c.n, got, c.want)
+		}
+	}
+	if got := written([][]byte{nil, {}}, 0); len(got) != 0 {
+		t.Errorf("empty buffers left: %q", got)
+	}
+}
+
+// TestWriteAll: the book's batch write puts every buffer in the file, in
+// order, byte for byte what one write of their concatenation (the old
+// way) puts there: one buffer, a few, and more than one writev(2) takes,
+// after what the file held.
+func TestWriteAll(t *testing.T) {
+	for _, count := range []int{1, 2, 17, maxIovecs + 300} {
+		path := filepath.Join(t.TempDir(), "book.jsonl")
+		if err := os.WriteFile(path, []byte("first\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var bufs [][]byte
+		want := []byte("first\n")
+		for i := range count {
+			line := bytes.Repeat([]byte{'a' + byte(i%26)}, i%300)
+			if i%5 != 4 {
+				line = append(line, '\n')
+			}
+			bufs = append(bufs, line)
+			want = append(want, line...)
+		}
+		b := &Book{f: f}
+		if err := b.writeAll(bufs); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%d buffers: the file holds %d bytes, want %d", count, len(got), len(want))
+		}
+	}
+}
