@@ -48,6 +48,15 @@ func (b *boundedSigner) Keys() jwk.KeySet { return b.inner.Keys() }
 // that signer does (record.CheckedSigner).
 func (b *boundedSigner) SignaturesChecked() bool { return record.SignaturesChecked(b.inner) }
 
+// SignsInProcess reports whether b signs on this process's cores: its
+// inner signer is a key set held here (jwk.LocalSigner), which signs in the
+// caller's goroutine (once). receipt.PreparedStub.Sign then signs a line's
+// two records one after the other when every core is busy signing.
+func (b *boundedSigner) SignsInProcess() bool {
+	local, ok := b.inner.(*jwk.LocalSigner)
+	return ok && local != nil
+}
+
 // ErrSignTimeout is the error of a signature that ran out of its time.
 var ErrSignTimeout = errors.New("the signature ran out of time (signTimeout)")
 

@@ -110,3 +110,17 @@ func TestBoundedSignerLocalKeys(t *testing.T) {
 		t.Error("a signer wrapping the local keys vouches for its signatures")
 	}
 }
+
+// TestBoundedSignerSignsInProcess: a bounded signer of a key set held here
+// says it signs on this process's cores (its line's two records are then
+// signed one after the other when every core is busy); one of a signer
+// elsewhere (here a stand-in for Vault Transit) does not.
+func TestBoundedSignerSignsInProcess(t *testing.T) {
+	local := localSigner(t)
+	if !newBoundedSigner(local, "agent", time.Second, 1, nil).SignsInProcess() {
+		t.Error("a bounded local key set does not say it signs in this process")
+	}
+	if newBoundedSigner(&flakySigner{Signer: local}, "agent", time.Second, 1, nil).SignsInProcess() {
+		t.Error("a bounded signer elsewhere says it signs in this process")
+	}
+}
