@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
@@ -128,14 +129,70 @@ func (p Prepared) Sign(ctx context.Context, s jwk.Signer) (Signed, error) {
 	size := len(payload)
 	r := &Record{Kind: kind, Payload: payload, ContentText: text, Fingerprint: p.p.fingerprint,
 		Signatures: make([]Signature, 0, len(info.headers))}
-	for i, h := range info.headers {
-		input := signingInput(h.b64, payload)
-		sig, err := s.Sign(ctx, h.alg, input)
+	n, err := signInto(ctx, r, &env, s, checked)
+	if err != nil {
+		return Signed{}, err
+	}
+	size += n
+	env.WriteString(`]}`)
+	if size > MaxRecordSize {
+		return Signed{}, fmt.Errorf("signing a %s: %w", kind, problem.New(CodeTooLarge, "the record would be larger than 65,536"))
+	}
+	// The content as a reader gets it back (int64 numbers, fresh maps), so
+	// that later changes to the caller's map cannot reach the record.
+	parsed, perr := canon.Parse(text)
+	if perr != nil {
+		return Signed{}, fmt.Errorf("signing a %s: reading the content back: %w", kind, perr)
+	}
+	content, isObject := parsed.(map[string]any)
+	if !isObject {
+		return Signed{}, fmt.Errorf("signing a %s: the content read back is not an object", kind)
+	}
+	r.Content = content
+	return Signed{&signed{rec: *r, keys: keys, envelope: env.String()}}, nil
+}
+
+// signInto signs r's payload with both keys of s, in its kind's order,
+// writes each signature entry to env and adds it to r.Signatures; it
+// returns the length of the entries' texts (for the record's size). A
+// signature is checked against s's keys unless s vouches for its own
+// (checked).
+//
+// A signer that appends its signature to a buffer (jwk.AppendSigner) signs
+// into one used again, from a signing input in one used again: only the
+// signature's text is kept (Signature.Bytes reads it back).
+func signInto(ctx context.Context, r *Record, env *strings.Builder, s jwk.Signer, checked bool) (int, error) {
+	kind, keys := r.Kind, s.Keys()
+	appender, appends := s.(jwk.AppendSigner)
+	var bufs *signBufs
+	if appends {
+		if b, ok := signBufPool.Get().(*signBufs); ok {
+			bufs = b
+		} else {
+			bufs = new(signBufs)
+		}
+		defer signBufPool.Put(bufs)
+	}
+	size := 0
+	for i, h := range kinds[kind].headers {
+		var input, sig, raw []byte
+		var err error
+		if appends {
+			bufs.input = appendSigningInput(bufs.input[:0], h.b64, r.Payload)
+			input = bufs.input
+			if sig, err = appender.AppendSign(ctx, h.alg, bufs.sig[:0], input); err == nil {
+				bufs.sig = sig[:0]
+			}
+		} else {
+			input = signingInput(h.b64, r.Payload)
+			sig, err = s.Sign(ctx, h.alg, input)
+			raw = sig
+		}
 		if err != nil {
-			return Signed{}, fmt.Errorf("signing a %s with %s: %w", kind, h.alg, err)
+			return 0, fmt.Errorf("signing a %s with %s: %w", kind, h.alg, err)
 		}
 		if !checked && !keys.Key(h.alg).Verify(input, sig) {
-			return Signed{}, fmt.Errorf("signing a %s: the %s signature does not check against the signer's keys", kind, h.alg)
+			return 0, fmt.Errorf("signing a %s: the %s signature does not check against the signer's keys", kind, h.alg)
 		}
 		if i > 0 {
 			env.WriteByte(',')
@@ -144,28 +201,13 @@ func (p Prepared) Sign(ctx context.Context, s jwk.Signer) (Signed, error) {
 		env.WriteString(h.b64)
 		env.WriteString(`","signature":"`)
 		from := env.Len()
-		canon.WriteB64(&env, sig)
+		canon.WriteB64(env, sig)
 		b64 := env.String()[from:]
 		env.WriteString(`"}`)
 		size += len(h.b64) + len(b64)
-		r.Signatures = append(r.Signatures, Signature{Protected: h.b64, Alg: h.alg, Signature: b64, sig: sig})
+		r.Signatures = append(r.Signatures, Signature{Protected: h.b64, Alg: h.alg, Signature: b64, sig: raw})
 	}
-	env.WriteString(`]}`)
-	if size > MaxRecordSize {
-		return Signed{}, fmt.Errorf("signing a %s: %w", kind, problem.New(CodeTooLarge, "the record would be larger than 65,536"))
-	}
-	// The content as a reader gets it back (int64 numbers, fresh maps), so
-	// that later changes to the caller's map cannot reach the record.
-	parsed, err := canon.Parse(text)
-	if err != nil {
-		return Signed{}, fmt.Errorf("signing a %s: reading the content back: %w", kind, err)
-	}
-	content, isObject := parsed.(map[string]any)
-	if !isObject {
-		return Signed{}, fmt.Errorf("signing a %s: the content read back is not an object", kind)
-	}
-	r.Content = content
-	return Signed{&signed{rec: *r, keys: keys, envelope: env.String()}}, nil
+	return size, nil
 }
 
 // VerifyHybrid checks both signatures of a hybrid-signed record (Ed25519
@@ -216,8 +258,18 @@ func envelopeLen(payloadLen int, info *kindInfo) int {
 }
 
 func signingInput(protected, payload string) []byte {
-	out := make([]byte, 0, len(protected)+1+len(payload))
-	out = append(out, protected...)
-	out = append(out, '.')
-	return append(out, payload...)
+	return appendSigningInput(make([]byte, 0, len(protected)+1+len(payload)), protected, payload)
 }
+
+func appendSigningInput(dst []byte, protected, payload string) []byte {
+	dst = append(dst, protected...)
+	dst = append(dst, '.')
+	return append(dst, payload...)
+}
+
+// signBufs are the buffers Prepared.Sign signs with, for a signer that
+// appends its signatures (jwk.AppendSigner): the signing input and the
+// signature, each read once and then written over by the next.
+type signBufs struct{ input, sig []byte }
+
+var signBufPool = sync.Pool{New: func() any { return new(signBufs) }}
