@@ -139,4 +139,33 @@
 // is not yet written, as it could before: it reports the call as sent
 // without receipt, naming the stub the book holds for it, as it does for
 // any call in flight.
+//
+// # The checkpoint
+//
+// A start next to a long copy need not parse every line again. When the
+// executor has started (and finished the calls its last run left) and
+// when it stops, [Log.SaveCheckpoint] writes COPY.copy-checkpoint beside
+// the copy: one canonical line with the executor's name, the number of
+// lines and bytes the copy holds, and the SHA-256 of those bytes, tagged
+// with HMAC-SHA256 under a key derived from the copy key. It is saved only
+// when every call the copy shows as sent has its receipt or late-receipt
+// line (after the last unsynced lines are synced), and never by a broken
+// log: a checkpoint is a point where the copy leaves nothing to recover.
+//
+// [Open] then hashes the bytes the checkpoint covers and parses, of those
+// lines, only the ones a start keeps (the approval kinds and the kinds its
+// [Visit] asks for, told from the bytes by the line's kind member); the
+// lines after the checkpoint are read whole, as without one. This stays
+// exact because the covered bytes are the very bytes an earlier Open
+// verified or this executor wrote itself, which the sum confirms to the
+// byte, and because nothing in them is left unfinished. What such an Open
+// does not know is the ids of the calls finished before the checkpoint;
+// those ids are random and never sent twice, so a sent line after the
+// checkpoint cannot be one of them.
+//
+// A checkpoint whose tag does not check, that names another executor, that
+// covers more bytes than the copy holds, or whose bytes changed is ignored
+// ([Log.CheckpointUse] says why) and the whole copy is read, which refuses
+// any changed line as before. [ReadFile], [Compare] and the report never
+// use the checkpoint: they read every line.
 package copylog

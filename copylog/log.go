@@ -3,12 +3,15 @@ package copylog
 import (
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
+	"github.com/seed-6e06167c/mcp-executor/internal/durable"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 
 	"golang.org/x/sys/unix"
@@ -41,14 +44,28 @@ type Log struct {
 	// unsynced is set while lines written by AppendUnsynced wait for the
 	// next sync (that of an Append, or Close's).
 	unsynced bool
+	// sum is the SHA-256 of every byte of the file, fed at Open and with
+	// each write; unsettled holds the calls sent (or not written) whose
+	// receipt is not yet in the copy. A checkpoint is saved only while
+	// unsettled is empty.
+	sum       hash.Hash
+	unsettled map[string]struct{}
+	cpUse     string
 }
 
 // request is one Append call waiting for its lines to be written (and,
 // unless noSync, durable).
 type request struct {
 	bodies []map[string]any
+	calls  []callMark
 	noSync bool
 	done   chan result
+}
+
+// callMark is what a written line changes in Log.unsettled.
+type callMark struct {
+	kind Kind
+	call string
 }
 
 // result is what a waiting Append is told: its outcome, or that it must
@@ -64,15 +81,34 @@ type result struct {
 // or another Open holds fails at once with [ErrLocked]. A copy that does not
 // verify fails as [Verify] says, and the file is left as it is. An existing
 // copy that others may read or write is refused.
+//
+// Where the checkpoint the last [Log.SaveCheckpoint] left beside the copy
+// fits (its tag checks and the bytes it covers are unchanged), the lines
+// it covers are hashed, not parsed: only those of the approval kinds and
+// of the kinds a [Visit] asks for are read. A checkpoint that does not fit
+// is ignored and the whole copy is read ([Log.CheckpointUse] says which).
 func Open(path string, key []byte, name string) (*Log, error) {
-	return OpenWith(path, key, name, nil)
+	return OpenWith(path, key, name, Visit{})
 }
 
-// OpenWith is Open that also hands each line that checks, in order, to
-// each (nil for none) during the one read Open makes: a caller that needs
-// something of every line at start reads the copy once, not twice. An
-// error from each ends the open with that error.
-func OpenWith(path string, key []byte, name string, each func(Line) error) (*Log, error) {
+// Visit is what OpenWith hands lines to during its one read.
+type Visit struct {
+	// Kinds are the kinds of the lines Each is handed; none means every
+	// kind (and then a checkpoint saves no parsing).
+	Kinds []Kind
+	// Each is handed each line of Kinds that checks, in order (nil for
+	// none). An error from it ends the open with that error.
+	Each func(Line) error
+}
+
+func (v Visit) wants(k Kind) bool {
+	return v.Each != nil && (len(v.Kinds) == 0 || slices.Contains(v.Kinds, k))
+}
+
+// OpenWith is Open that also hands lines to v during the one read Open
+// makes: a caller that needs something of the copy at start reads it
+// once, not twice.
+func OpenWith(path string, key []byte, name string, v Visit) (*Log, error) {
 	if name == "" {
 		return nil, errors.New("opening copy: no executor name given")
 	}
@@ -91,7 +127,7 @@ func OpenWith(path string, key []byte, name string, each func(Line) error) (*Log
 	if err != nil {
 		return nil, fmt.Errorf("opening copy %s: %w", path, err)
 	}
-	l, err := open(f, path, key, name, created, each)
+	l, err := open(f, path, key, name, created, v)
 	if err != nil {
 		_ = f.Close() // open wrote nothing to f; its error is the one to report
 		return nil, err
@@ -99,7 +135,7 @@ func OpenWith(path string, key []byte, name string, each func(Line) error) (*Log
 	return l, nil
 }
 
-func open(f *os.File, path string, key []byte, name string, created bool, each func(Line) error) (*Log, error) {
+func open(f *os.File, path string, key []byte, name string, created bool, v Visit) (*Log, error) {
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		if errors.Is(err, unix.EWOULDBLOCK) {
 			return nil, fmt.Errorf("opening copy %s: another executor holds it (flock): %w", path, ErrLocked)
@@ -131,15 +167,22 @@ func open(f *os.File, path string, key []byte, name string, created bool, each f
 	// receipt and the approval lines, never every line.
 	var acc unfinishedAcc
 	var approvals []Line
-	n, size, err := verifyStream(f, key, name, path, func(ln Line) error {
-		acc.add(ln)
+	visit := func(ln Line) error {
 		if ln.Kind.isApproval() {
 			approvals = append(approvals, ln)
 		}
-		if each != nil {
-			return each(ln)
+		if v.wants(ln.Kind) {
+			return v.Each(ln)
 		}
 		return nil
+	}
+	from, cpUse, err := openFromCheckpoint(f, fi.Size(), path, key, name, v, visit)
+	if err != nil {
+		return nil, err
+	}
+	n, size, err := verifyStreamFrom(f, from, key, name, path, func(ln Line) error {
+		acc.add(ln)
+		return visit(ln)
 	})
 	if err != nil {
 		return nil, err
@@ -152,7 +195,10 @@ func open(f *os.File, path string, key []byte, name string, created bool, each f
 		approvals:  approvals,
 		unfinished: acc.list(),
 		nextSeq:    n + 1,
-		size:       size,
+		size:       from.bytes + size,
+		sum:        from.sum,
+		unsettled:  acc.unsettled(),
+		cpUse:      cpUse,
 	}
 	l.idle.L = &l.mu
 	l.writeFile = f.Write
@@ -162,17 +208,7 @@ func open(f *os.File, path string, key []byte, name string, created bool, each f
 
 // syncDir fsyncs a folder. Tests replace it to see which folders are
 // synced: a sync cannot be observed.
-var syncDir = func(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	if err := d.Sync(); err != nil {
-		_ = d.Close() // read-only handle; the sync error is the one to report
-		return err
-	}
-	return d.Close()
-}
+var syncDir = durable.SyncDir
 
 // Path is the copy's file path.
 func (l *Log) Path() string { return l.path }
@@ -233,6 +269,10 @@ func (l *Log) appendLines(noSync bool, lines []Line) error {
 			return fmt.Errorf("copy line (%s): %w", ln.Kind, err)
 		}
 		req.bodies[i] = b
+		switch ln.Kind {
+		case KindSent, KindNotWritten, KindReceipt, KindLateReceipt:
+			req.calls = append(req.calls, callMark{ln.Kind, ln.Call})
+		}
 	}
 
 	l.mu.Lock()
@@ -291,9 +331,13 @@ func (l *Log) writeRounds(own *request) {
 		l.size += int64(len(buf))
 		if len(buf) > 0 {
 			l.unsynced = !synced
+			l.sum.Write(buf)
 		}
 		ownDone := false
 		for i, r := range group {
+			if encErrs[i] == nil {
+				l.settle(r.calls)
+			}
 			r.done <- result{err: encErrs[i]}
 			ownDone = ownDone || r == own
 		}
@@ -308,6 +352,18 @@ func (l *Log) writeRounds(own *request) {
 	}
 	l.writing = false
 	l.idle.Broadcast()
+}
+
+// settle notes what written lines change in the calls without a receipt.
+func (l *Log) settle(calls []callMark) {
+	for _, c := range calls {
+		switch c.kind {
+		case KindSent, KindNotWritten:
+			l.unsettled[c.call] = struct{}{}
+		case KindReceipt, KindLateReceipt:
+			delete(l.unsettled, c.call)
+		}
+	}
 }
 
 // encode numbers, names and tags each request's lines, starting at seq. A

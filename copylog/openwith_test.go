@@ -19,10 +19,10 @@ func TestOpenWithHandsEachLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	var seen []string
-	l, err := OpenWith(path, testKey, testName, func(ln Line) error {
+	l, err := OpenWith(path, testKey, testName, Visit{Each: func(ln Line) error {
 		seen = append(seen, string(ln.Kind)+" "+ln.Call)
 		return nil
-	})
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestOpenWithHandsEachLine(t *testing.T) {
 		}
 	}
 	stop := errors.New("enough")
-	if _, err := OpenWith(path, testKey, testName, func(Line) error { return stop }); !errors.Is(err, stop) {
+	if _, err := OpenWith(path, testKey, testName, Visit{Each: func(Line) error { return stop }}); !errors.Is(err, stop) {
 		t.Fatalf("an error from the function: %v", err)
 	}
 	again := mustOpen(t, path) // the failed open let its lock go

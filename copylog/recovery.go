@@ -98,3 +98,16 @@ func (a *unfinishedAcc) list() []Unfinished {
 	}
 	return out
 }
+
+// unsettled is the calls a is left with that have no receipt: those sent,
+// and those whose not-written line came before their sent line.
+func (a *unfinishedAcc) unsettled() map[string]struct{} {
+	out := make(map[string]struct{}, len(a.pending)+len(a.notWritten))
+	for call := range a.pending {
+		out[call] = struct{}{}
+	}
+	for call := range a.notWritten {
+		out[call] = struct{}{}
+	}
+	return out
+}

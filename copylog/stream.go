@@ -34,22 +34,38 @@ func ReadFileFunc(path string, key []byte, name string, fn func(Line) error) err
 // of bytes read. On a sequence fault it reads src again from the start to
 // name a repeated line, so src must seek.
 func verifyStream(src io.ReadSeeker, key []byte, name, path string, each func(Line) error) (int64, int64, error) {
+	return verifyStreamFrom(src, streamFrom{}, key, name, path, each)
+}
+
+// streamFrom is where verifyStreamFrom starts: after lines lines that are
+// known good (those a checkpoint covers), feeding sum every byte of every
+// whole line it reads (nil for none).
+type streamFrom struct {
+	lines, bytes int64
+	sum          hash.Hash
+}
+
+// verifyStreamFrom is verifyStream from where from says src stands: the
+// lines are numbered on from there, and it returns the number of lines in
+// all and the bytes it read itself.
+func verifyStreamFrom(src io.ReadSeeker, from streamFrom, key []byte, name, path string, each func(Line) error) (int64, int64, error) {
 	where := "copy"
 	if path != "" {
 		where = "copy " + path
 	}
 	br := bufio.NewReaderSize(src, 1<<16)
+	n, checked := from.lines, from.lines
 	var (
-		n, size, checked int64
-		firstErr         *LineError
-		otherName        *LineError
-		seqAt            int64 // first line whose number is not its place
-		seqGot           int64
-		seqRaw           []byte
-		movedTo          int64 // a later line carrying the number seqAt lacks
-		buf              []byte
-		cut              bool
-		mac              hash.Hash // one for every line: HMAC-SHA256 under key
+		size      int64
+		firstErr  *LineError
+		otherName *LineError
+		seqAt     int64 // first line whose number is not its place
+		seqGot    int64
+		seqRaw    []byte
+		movedTo   int64 // a later line carrying the number seqAt lacks
+		buf       []byte
+		cut       bool
+		mac       hash.Hash // one for every line: HMAC-SHA256 under key
 	)
 	for {
 		raw, complete, err := readCopyLine(br, &buf)
@@ -76,6 +92,10 @@ func verifyStream(src io.ReadSeeker, key []byte, name, path string, each func(Li
 		}
 		size += int64(len(raw)) + 1
 		n++
+		if from.sum != nil {
+			from.sum.Write(raw)
+			from.sum.Write(lineFeed)
+		}
 		if mac == nil {
 			mac = hmac.New(sha256.New, key)
 		}
@@ -108,6 +128,8 @@ func verifyStream(src io.ReadSeeker, key []byte, name, path string, each func(Li
 	}
 	return n, size, streamVerdict(src, path, verdict{firstErr, otherName, seqAt, seqGot, seqRaw, movedTo, cut, checked, n})
 }
+
+var lineFeed = []byte{'\n'}
 
 // verdict is what verifyStream found, for streamVerdict to choose the
 // error from in the order the format's reader reports them.

@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+
+	"github.com/seed-6e06167c/mcp-executor/internal/durable"
 )
 
 // MaxValueSize caps what a source may hold; key sets, copy keys and
@@ -120,7 +122,7 @@ func (s *fileSource) Create(ctx context.Context, value []byte) error {
 		return fmt.Errorf("creating %s: %w", s.Describe(), err)
 	}
 	if err := syncDir(dir); err != nil {
-		return fmt.Errorf("creating %s: syncing the folder: %w", s.Describe(), err)
+		return fmt.Errorf("creating %s: %w", s.Describe(), err)
 	}
 	return nil
 }
@@ -149,7 +151,7 @@ func makeFolders(dir string) error {
 	}
 	for i := len(missing) - 1; i >= 0; i-- {
 		if err := syncDir(filepath.Dir(missing[i])); err != nil {
-			return fmt.Errorf("syncing the folder %s: %w", filepath.Dir(missing[i]), err)
+			return err
 		}
 	}
 	return nil
@@ -157,17 +159,7 @@ func makeFolders(dir string) error {
 
 // syncDir fsyncs a folder, so that a name made in it survives a crash. Tests
 // replace it to see which folders are synced: a sync cannot be observed.
-var syncDir = func(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
+var syncDir = durable.SyncDir
 
 func dropNewline(b []byte) []byte {
 	if bytes.HasSuffix(b, []byte("\r\n")) {

@@ -187,6 +187,8 @@ fuzz_all() {
 	./sidecar/contentrules/ FuzzParse
 	./sidecar/contentrules/ FuzzPattern
 	./copylog/ FuzzVerify
+	./copylog/ FuzzOpenCheckpoint later
+	./copylog/ FuzzRawKind later
 	./sidecar/wire/ FuzzDifferential later
 	./sidecar/wire/ FuzzFilterTools later
 	./receipts/canon/ FuzzJCSHash later

@@ -67,6 +67,18 @@ func newPolicySeed(set *settings.Settings, now time.Time) (*policySeed, error) {
 	return &policySeed{set: set, rules: rules, cut: now.Add(-quota.Day)}, nil
 }
 
+// kinds are the kinds of copy line visit takes: the salt always, sent
+// lines only where some tool's rule has a quota with a window (the copy's
+// checkpoint then spares reading every other line).
+func (s *policySeed) kinds() []copylog.Kind {
+	for _, t := range s.set.Tools {
+		if windowed(t.Quota) {
+			return []copylog.Kind{copylog.KindRedactionSalt, copylog.KindSent}
+		}
+	}
+	return []copylog.Kind{copylog.KindRedactionSalt}
+}
+
 // visit takes one line of the copy.
 func (s *policySeed) visit(ln copylog.Line) error {
 	switch {
@@ -100,7 +112,11 @@ func windowedQuota(set *settings.Settings, rules *glob.Rules, tool string) bool 
 	if !ok {
 		return false
 	}
-	q := set.Tools[d.Pattern].Quota
+	return windowed(set.Tools[d.Pattern].Quota)
+}
+
+// windowed is whether q (nil for none) counts calls over a window.
+func windowed(q *quota.Limits) bool {
 	return q != nil && (q.PerMinute != 0 || q.PerHour != 0 || q.PerDay != 0)
 }
 

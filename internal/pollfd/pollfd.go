@@ -23,12 +23,16 @@ import (
 // and a function that closes it and puts f's descriptor back in blocking
 // mode; call it once reading is over.
 //
-// Only a pipe or a socket is changed. A terminal is shared with the shell
-// that started the process, and a non-blocking terminal can break that
-// shell; a regular file never blocks; a descriptor already non-blocking is
-// polled by Go already. In each of those cases f itself comes back, with a
-// function that does nothing. The mode is a property of the open file
-// description, which only this process reads from in the cases changed.
+// Only a pipe or a socket is read so. A pipe is opened again through
+// /proc/self/fd, which makes a new open file description of the same pipe
+// whose mode is this process's alone: the parent's is never changed. A
+// socket cannot be opened so: its own description is made non-blocking
+// and put back in blocking mode by the function (which a kill -9 never
+// runs; a parent rarely shares the socket it gives a child). A terminal is
+// shared with the shell that started the process, and a non-blocking
+// terminal can break that shell; a regular file never blocks; a descriptor
+// already non-blocking is polled by Go already. In each of those cases f
+// itself comes back, with a function that does nothing.
 func Reader(f *os.File) (*os.File, func() error, error) {
 	none := func() error { return nil }
 	// Not f.Fd(): that would put a polled file in blocking mode.
@@ -53,6 +57,18 @@ func Reader(f *os.File) (*os.File, func() error, error) {
 	}
 	if flags&unix.O_NONBLOCK != 0 {
 		return f, none, nil
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFIFO {
+		// A pipe opened again by its /proc name is a new open file
+		// description of the same pipe, with a mode of its own: the one
+		// the parent shares is never changed, so a stop that cannot put
+		// anything back (kill -9) leaves nothing to put back.
+		own, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", fd), unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if err == nil {
+			polled := os.NewFile(uintptr(own), f.Name())
+			return polled, polled.Close, nil
+		}
+		// No /proc: the pipe's own description is made non-blocking, as a socket's is.
 	}
 	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {

@@ -10,19 +10,26 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func nonblocking(t *testing.T, fd uintptr) bool {
+// nonblocking is whether f's descriptor is in non-blocking mode, read
+// without f.Fd() (which would put a file Go polls in blocking mode).
+func nonblocking(t *testing.T, f *os.File) bool {
 	t.Helper()
-	flags, err := unix.FcntlInt(fd, unix.F_GETFL, 0)
+	rc, err := f.SyscallConn()
 	if err != nil {
 		t.Fatal(err)
+	}
+	var flags int
+	var ferr error
+	if err := rc.Control(func(fd uintptr) { flags, ferr = unix.FcntlInt(fd, unix.F_GETFL, 0) }); err != nil || ferr != nil {
+		t.Fatal(err, ferr)
 	}
 	return flags&unix.O_NONBLOCK != 0
 }
 
-// TestReaderOfAPipe: a blocking pipe comes back as another file, polled: a
-// read waiting on it ends when the file is closed (a blocking read(2)
-// would not), bytes written reach it, and restoring puts the pipe back in
-// blocking mode.
+// TestReaderOfAPipe: a blocking pipe comes back as another file, polled
+// (a read past its deadline ends, which a blocking read(2) would not), and
+// bytes written reach it; the pipe's own descriptor, which a parent may
+// share, stays blocking all the while, so a kill -9 leaves it as it was.
 func TestReaderOfAPipe(t *testing.T) {
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -35,12 +42,18 @@ func TestReaderOfAPipe(t *testing.T) {
 	if err := unix.SetNonblock(int(r.Fd()), false); err != nil {
 		t.Fatal(err)
 	}
+	if nonblocking(t, r) {
+		t.Fatal("the pipe is not blocking to begin with")
+	}
 	polled, restore, err := Reader(r)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if polled == r {
 		t.Fatal("a blocking pipe came back unchanged")
+	}
+	if nonblocking(t, r) {
+		t.Fatal("the pipe's shared description was made non-blocking")
 	}
 	if _, err := w.Write([]byte("hello\n")); err != nil {
 		t.Fatal(err)
@@ -58,7 +71,7 @@ func TestReaderOfAPipe(t *testing.T) {
 	if err := restore(); err != nil {
 		t.Fatal(err)
 	}
-	if nonblocking(t, r.Fd()) {
+	if nonblocking(t, r) {
 		t.Fatal("the pipe was left non-blocking")
 	}
 }
@@ -114,7 +127,7 @@ func TestReaderOfABlockingSocket(t *testing.T) {
 	if polled == s {
 		t.Fatal("a blocking socket came back unchanged")
 	}
-	if !nonblocking(t, s.Fd()) {
+	if !nonblocking(t, s) {
 		t.Fatal("the socket is not non-blocking while read")
 	}
 	if _, err := peer.Write([]byte("x")); err != nil {
@@ -127,7 +140,7 @@ func TestReaderOfABlockingSocket(t *testing.T) {
 	if err := restore(); err != nil {
 		t.Fatal(err)
 	}
-	if nonblocking(t, s.Fd()) {
+	if nonblocking(t, s) {
 		t.Fatal("the socket was left non-blocking")
 	}
 }

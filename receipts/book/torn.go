@@ -65,12 +65,16 @@ func RepairTornFile(path, what string, cut func(tail []byte) bool) (torn *TornLi
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		return nil, nil
 	}
-	at, lines, tail, err := tornTail(f)
+	at, tail, err := tornTail(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", what, path, err)
 	}
 	if tail == nil || !cut(tail) {
 		return nil, nil
+	}
+	lines, err := linesBefore(f, at)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", what, path, err)
 	}
 	t := &TornLine{Line: lines + 1, KeptAt: fmt.Sprintf("%s.torn-%s", path, time.Now().UTC().Format("20060102T150405.000000000Z"))}
 	if err := writeDurable(t.KeptAt, tail); err != nil {
@@ -85,37 +89,47 @@ func RepairTornFile(path, what string, cut func(tail []byte) bool) (torn *TornLi
 	return t, nil
 }
 
-// tornTail reads f in pieces and returns the offset just after its last
-// line feed, the number of line feeds, and the bytes after the last one:
-// nil when the file is empty or ends with a line feed, or when they are
-// more than MaxLineBytes (no line written here is that long).
-func tornTail(f *os.File) (cut int64, lines int, tail []byte, err error) {
+// tornTail reads the end of f and returns the offset just after its last
+// line feed and the bytes after it: nil when the file is empty or ends
+// with a line feed, or when they are more than MaxLineBytes (no line
+// written here is that long). It reads at most MaxLineBytes+1 bytes, however
+// long the file: a start next to a big book does not read it twice.
+func tornTail(f *os.File) (cut int64, tail []byte, err error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, nil, err
+	}
+	size := fi.Size()
+	from := max(0, size-(MaxLineBytes+1))
+	end := make([]byte, size-from)
+	if _, err := f.ReadAt(end, from); err != nil && !errors.Is(err, io.EOF) {
+		return 0, nil, err
+	}
+	i := bytes.LastIndexByte(end, '\n')
+	switch {
+	case i == len(end)-1: // empty, or ends with a line feed
+		return size, nil, nil
+	case i < 0 && from > 0: // no line feed in the last MaxLineBytes+1 bytes
+		return 0, nil, nil
+	}
+	cut = from + int64(i) + 1
+	return cut, end[i+1:], nil
+}
+
+// linesBefore counts the line feeds in f's first n bytes, reading it in
+// pieces: the number of the torn line, only counted when there is one.
+func linesBefore(f *os.File, n int64) (int, error) {
 	buf := make([]byte, 64<<10)
-	var at int64
-	for {
-		n, rerr := f.ReadAt(buf, at)
-		chunk := buf[:n]
-		lines += bytes.Count(chunk, []byte{'\n'})
-		if i := bytes.LastIndexByte(chunk, '\n'); i >= 0 {
-			cut = at + int64(i) + 1
-		}
-		at += int64(n)
-		if rerr == io.EOF {
-			break
-		}
-		if rerr != nil {
-			return 0, 0, nil, rerr
+	lines := 0
+	for at := int64(0); at < n; {
+		k, err := f.ReadAt(buf[:min(int64(len(buf)), n-at)], at)
+		lines += bytes.Count(buf[:k], []byte{'\n'})
+		at += int64(k)
+		if err != nil && !(errors.Is(err, io.EOF) && at == n) {
+			return 0, err
 		}
 	}
-	size := at - cut
-	if size == 0 || size > MaxLineBytes {
-		return cut, lines, nil, nil
-	}
-	tail = make([]byte, size)
-	if _, err := f.ReadAt(tail, cut); err != nil {
-		return 0, 0, nil, err
-	}
-	return cut, lines, tail, nil
+	return lines, nil
 }
 
 // writeDurable writes data to a new file (0600) and syncs it.

@@ -17,6 +17,12 @@ func TestRepairTornLine(t *testing.T) {
 	stub := lineBytes(t, f.line(t, Position{}, Proposal{Slip: f.slip.Fingerprint, Action: "tool.a", With: "executor", When: f.start.Add(time.Minute)}))
 	torn := stub[:len(stub)/2]
 	long := []byte(`{"a":"` + strings.Repeat("x", MaxLineBytes) + `"`)
+	// A book longer than the end the repair reads (MaxLineBytes+1 bytes).
+	var big []byte
+	for len(big) <= 3*MaxLineBytes {
+		big = append(append(big, slipLine...), stub...)
+	}
+	longest := []byte(`{"a":"` + strings.Repeat("x", MaxLineBytes-6))
 	for _, tc := range []struct {
 		name      string
 		text      []byte // nil: no file
@@ -31,6 +37,10 @@ func TestRepairTornLine(t *testing.T) {
 		{"torn, explained", append(append([]byte{}, slipLine...), torn...), true, true},
 		{"torn and alone, explained", append([]byte{}, torn...), true, true},
 		{"longer than any line written, explained", append(append([]byte{}, slipLine...), long...), true, false},
+		{"torn after a long book, explained", append(append([]byte{}, big...), torn...), true, true},
+		{"as long as the longest line, after a long book", append(append([]byte{}, big...), longest...), true, true},
+		{"a byte longer than that", append(append([]byte{}, big...), append(longest, 'x')...), true, false},
+		{"long book, whole lines", big, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "book.jsonl")
@@ -68,7 +78,7 @@ func TestRepairTornLine(t *testing.T) {
 				t.Errorf("line %d, want %d", got.Line, want)
 			}
 			kept, err := os.ReadFile(got.KeptAt)
-			if err != nil || !bytes.Equal(kept, torn) || !strings.HasPrefix(got.KeptAt, path+".torn-") {
+			if err != nil || !bytes.Equal(kept, tc.text[cut:]) || !strings.HasPrefix(got.KeptAt, path+".torn-") {
 				t.Errorf("kept at %s: %q (%v)", got.KeptAt, kept, err)
 			}
 			if _, err := OpenBook(path, f.opts); err != nil {

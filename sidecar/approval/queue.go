@@ -13,9 +13,11 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
+	"github.com/seed-6e06167c/mcp-executor/internal/durable"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
@@ -167,46 +169,10 @@ func ParseFile(data []byte) (File, error) {
 
 // WriteFileAtomic writes data to dir/name as a new file renamed into place,
 // with the file and then the folder synced, so that a reader sees the old
-// text or the new, never part of it.
-func WriteFileAtomic(dir, name string, data []byte) (err error) {
-	tmp, err := os.CreateTemp(dir, "."+name+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("approval: writing %s: %w", filepath.Join(dir, name), err)
-	}
-	defer func() {
-		if err != nil {
-			// The temporary file is abandoned: the write's error is the one to
-			// report, and these only tidy up after it.
-			_ = tmp.Close()
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return fmt.Errorf("approval: writing %s: %w", tmp.Name(), err)
-	}
-	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("approval: syncing %s: %w", tmp.Name(), err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("approval: closing %s: %w", tmp.Name(), err)
-	}
-	if err = os.Rename(tmp.Name(), filepath.Join(dir, name)); err != nil {
-		return fmt.Errorf("approval: renaming into %s: %w", filepath.Join(dir, name), err)
-	}
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("approval: syncing folder %s: %w", dir, err)
-	}
-	if err := d.Sync(); err != nil {
-		_ = d.Close() // read-only handle; the sync error is the one to report
-		return fmt.Errorf("approval: syncing folder %s: %w", dir, err)
-	}
-	if err := d.Close(); err != nil {
-		return fmt.Errorf("approval: closing folder %s: %w", dir, err)
+// text or the new, never part of it (durable.WriteFile).
+func WriteFileAtomic(dir, name string, data []byte) error {
+	if err := durable.WriteFile(filepath.Join(dir, name), data); err != nil {
+		return fmt.Errorf("approval: %w", err)
 	}
 	return nil
 }
@@ -238,7 +204,49 @@ func NewQueue(dir string, poll time.Duration, logger *slog.Logger) (*Queue, erro
 	if err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("approval: the queue folder %s (settings approvals.queue) is not a folder", dir)
 	}
+	if risk := FolderRisk(dir); risk != "" {
+		logger.Warn("approval: "+risk, slog.String("queue", dir), slog.String("fix", FolderRiskFix(dir)))
+	}
 	return &Queue{dir: dir, poll: poll, log: logger}, nil
+}
+
+// FolderRisk says what is wrong with the queue folder dir for a folder
+// whose files approve calls: "" when only its owner, this process's user,
+// can write it (or when it is not there yet: the queue makes it 0700).
+// Whoever can write the folder can answer a request in it, so a folder
+// others may write, or one another user owns, is named.
+func FolderRisk(dir string) string {
+	st, err := os.Stat(dir)
+	if err != nil || !st.IsDir() {
+		return ""
+	}
+	owner := os.Geteuid()
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		owner = int(sys.Uid)
+	}
+	return folderRisk(st.Mode().Perm(), owner, os.Geteuid())
+}
+
+// folderRisk is FolderRisk of a folder of mode perm owned by user owner,
+// for a process of user self.
+func folderRisk(perm fs.FileMode, owner, self int) string {
+	var risks []string
+	if perm&0o022 != 0 {
+		risks = append(risks, fmt.Sprintf("its group or others may write it (mode %04o)", perm))
+	}
+	if owner != self {
+		risks = append(risks, fmt.Sprintf("it belongs to user %d, not to the executor's user %d", owner, self))
+	}
+	if len(risks) == 0 {
+		return ""
+	}
+	return "the queue folder can be written by others than the executor: " + strings.Join(risks, ", and ") +
+		"; whoever can write it can approve a held call"
+}
+
+// FolderRiskFix is what to do about a FolderRisk of dir.
+func FolderRiskFix(dir string) string {
+	return "chmod 0700 " + dir + " (and chown it to the executor's user), on a volume the agent's container does not mount"
 }
 
 // Dir is the queue folder.

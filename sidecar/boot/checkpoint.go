@@ -6,8 +6,8 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"path/filepath"
 
+	"github.com/seed-6e06167c/mcp-executor/internal/durable"
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 )
@@ -27,7 +27,7 @@ func CheckpointPath(set *settings.Settings) string { return set.Executor.Copy + 
 func OpenBook(set *settings.Settings, copyKey []byte, log *slog.Logger) (*book.Book, error) {
 	opts := book.Options{IssuerKeys: set.Agent.IssuerKeys}
 	path := CheckpointPath(set)
-	switch data, err := os.ReadFile(path); {
+	switch data, err := durable.ReadFile(path, maxCheckpoint); {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
 		log.Warn("the book checkpoint cannot be read; the whole book is verified", slog.String("checkpoint", path), slog.String("error", err.Error()))
@@ -74,26 +74,15 @@ func SaveCheckpoint(set *settings.Settings, bk *book.Book, copyKey []byte) error
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".book-checkpoint-*")
-	if err != nil {
-		return fmt.Errorf("writing book checkpoint %s: %w", path, err)
-	}
-	defer func() { _ = os.Remove(tmp.Name()) }() // gone already once renamed
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("writing book checkpoint %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("writing book checkpoint %s: %w", path, err)
+	if err := durable.WriteFile(path, data); err != nil {
+		return fmt.Errorf("book checkpoint: %w", err)
 	}
 	return nil
 }
+
+// maxCheckpoint bounds the book checkpoint read at start: one is about 240
+// bytes, and a start reads no file of unbounded length.
+const maxCheckpoint = 4096
 
 // CloseBook writes the book's checkpoint for the next start, then closes
 // the book. A checkpoint that cannot be written is logged: the next start

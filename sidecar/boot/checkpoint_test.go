@@ -50,6 +50,13 @@ func TestOpenBookCheckpoint(t *testing.T) {
 	if out := open(); !strings.Contains(out, "the book checkpoint is ignored") || !strings.Contains(out, "tag does not check") {
 		t.Fatalf("a changed checkpoint was not ignored: %s", out)
 	}
+	// A checkpoint file longer than any checkpoint is not read whole.
+	if err := os.WriteFile(CheckpointPath(set), bytes.Repeat([]byte("x"), maxCheckpoint+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out := open(); !strings.Contains(out, "the book checkpoint cannot be read") || !strings.Contains(out, "longer than 4096 bytes") {
+		t.Fatalf("an overlong checkpoint was not refused: %s", out)
+	}
 	// A checkpoint that checks but names another book's state.
 	if err := os.WriteFile(set.Agent.Book, nil, 0o644); err != nil {
 		t.Fatal(err)

@@ -270,3 +270,33 @@ func TestCheckContentRulesAgainstTheSlip(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckWarnsOfAnOpenApprovalQueue: a queue folder others may write is
+// a warning naming the folder and the fix (whoever writes it can approve a
+// held call); check still passes, and writes nothing.
+func TestCheckWarnsOfAnOpenApprovalQueue(t *testing.T) {
+	e := folder(t, nil)
+	bookWithSlip(t, e, stub(t, e, 0, "", "call-1"))
+	queue := filepath.Join(e.Dir, "approvals")
+	if err := os.Mkdir(queue, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(queue, 0o777); err != nil { // past the umask
+		t.Fatal(err)
+	}
+	before := snapshot(t, e.Dir)
+	code, out, errOut := run(t, "check", "--config", e.SettingsPath)
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	sameSnapshot(t, before, snapshot(t, e.Dir))
+	if !has(itemLines(out, "warning"), "approval queue", "approvals.queue "+queue, "mode 0777", "can approve a held call", "chmod 0700 "+queue) {
+		t.Errorf("no warning of the open queue folder:\n%s", out)
+	}
+	if err := os.Chmod(queue, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, out, _ := run(t, "check", "--config", e.SettingsPath); strings.Contains(out, "approval queue") {
+		t.Errorf("a 0700 queue folder is warned about:\n%s", out)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/slip"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/approval"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/boot"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/contentrules"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
@@ -127,11 +128,21 @@ func CheckSetup(ctx context.Context, o CheckOptions) *SetupReport {
 	c.agentFP = c.keySet("agent keys", "agent.keys", set.Agent.Keys)
 	c.execFP = c.keySet("executor keys", "executor.keys", set.Executor.Keys)
 	c.copyKeyAndCopy()
+	c.approvalQueue()
 	c.checkSlip()
 	c.contentRules()
 	c.checkBook()
 	c.server()
 	return rep
+}
+
+// approvalQueue warns of a queue folder others than the executor may
+// write: its files approve held calls.
+func (c *setupCheck) approvalQueue() {
+	dir := c.set.Approvals.Queue
+	if risk := approval.FolderRisk(dir); risk != "" {
+		c.rep.add(LevelWarning, "approval queue", "approvals.queue "+dir, risk, approval.FolderRiskFix(dir))
+	}
 }
 
 // vault logs in once, so that a wrong role or token shows here apart from
