@@ -56,8 +56,8 @@ type Prepared struct{ p *prepared }
 type prepared struct {
 	kind        Kind
 	info        *kindInfo
-	content     map[string]any // as given, confirmed by the kind's validator
-	text        []byte         // canon.Marshal(content)
+	content     map[string]any // as a reader gets it back from text (canon.ReadBack): no map of the caller's
+	text        []byte         // canon.Marshal of the content given
 	fingerprint string
 }
 
@@ -79,7 +79,14 @@ func Prepare(kind Kind, content map[string]any) (Prepared, error) {
 	if err != nil {
 		return Prepared{}, fmt.Errorf("signing a %s: %w", kind, err)
 	}
-	return Prepared{&prepared{kind: kind, info: info, content: content, text: text, fingerprint: canon.Fingerprint(text)}}, nil
+	// The content as a reader gets it back (int64 numbers, fresh maps), so
+	// that later changes to the caller's map cannot reach the record: made
+	// from the map Marshal has just written, not by reading text again.
+	back, isObject := canon.ReadBack(content).(map[string]any)
+	if !isObject {
+		return Prepared{}, fmt.Errorf("signing a %s: the content read back is not an object", kind)
+	}
+	return Prepared{&prepared{kind: kind, info: info, content: back, text: text, fingerprint: canon.Fingerprint(text)}}, nil
 }
 
 // IsZero reports whether p holds nothing (it was not made by Prepare).
@@ -138,17 +145,7 @@ func (p Prepared) Sign(ctx context.Context, s jwk.Signer) (Signed, error) {
 	if size > MaxRecordSize {
 		return Signed{}, fmt.Errorf("signing a %s: %w", kind, problem.New(CodeTooLarge, "the record would be larger than 65,536"))
 	}
-	// The content as a reader gets it back (int64 numbers, fresh maps), so
-	// that later changes to the caller's map cannot reach the record.
-	parsed, perr := canon.Parse(text)
-	if perr != nil {
-		return Signed{}, fmt.Errorf("signing a %s: reading the content back: %w", kind, perr)
-	}
-	content, isObject := parsed.(map[string]any)
-	if !isObject {
-		return Signed{}, fmt.Errorf("signing a %s: the content read back is not an object", kind)
-	}
-	r.Content = content
+	r.Content = p.p.content
 	return Signed{&signed{rec: *r, keys: keys, envelope: env.String()}}, nil
 }
 
