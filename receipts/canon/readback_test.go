@@ -2,6 +2,7 @@ package canon
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -109,4 +110,29 @@ func retyped(v any) any {
 		return out
 	}
 	return v
+}
+
+// TestMarshalOwnsItsText: a text Marshal gives is its caller's alone: the
+// next Marshal, which writes in the same scratch buffer, changes nothing
+// in it; and it is exactly as long as its content.
+func TestMarshalOwnsItsText(t *testing.T) {
+	first, err := Marshal(map[string]any{"a": "first"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := Marshal(map[string]any{"a": "second, which is longer than the first"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if string(first) != `{"a":"first"}` || cap(first) != len(first) {
+		t.Fatalf("the first text is now %q (cap %d)", first, cap(first))
+	}
+	if _, err := Marshal(map[string]any{"a": 1.5}); err == nil {
+		t.Fatal("a float was written")
+	}
+	big := map[string]any{"a": strings.Repeat("x", maxScratch+1)}
+	if b, err := Marshal(big); err != nil || len(b) != maxScratch+1+len(`{"a":""}`) {
+		t.Fatalf("a text longer than the scratch kept: %d bytes, %v", len(b), err)
+	}
 }
