@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -185,6 +186,10 @@ func open(f *os.File, path string, key []byte, name string, created bool, v Visi
 		return visit(ln)
 	})
 	if err != nil {
+		if strings.HasPrefix(cpUse, "ignored: ") {
+			// What changed under the checkpoint is the same fault: say both.
+			return nil, fmt.Errorf("%w (its checkpoint was %s)", err, cpUse)
+		}
 		return nil, err
 	}
 	l := &Log{

@@ -3,6 +3,7 @@ package sidecar_test
 import (
 	"context"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -73,5 +74,48 @@ func TestRestartFromTheCopyCheckpoint(t *testing.T) {
 	}
 	if salts != 1 {
 		t.Errorf("%d redaction-salt lines in the copy, want 1", salts)
+	}
+}
+
+// TestChangedLineUnderTheCopyCheckpointIsRefused: a receipt line the
+// copy's checkpoint covers (one a start from the checkpoint does not
+// parse) is changed while the executor is stopped. The next start finds
+// the covered bytes changed, ignores the checkpoint, reads the whole copy,
+// and refuses to start, naming the line and saying why the checkpoint did
+// not serve.
+func TestChangedLineUnderTheCopyCheckpointIsRefused(t *testing.T) {
+	t.Parallel()
+	h := startWith(t, "sdk", baseOptions())
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs := h.client(ctx)
+	for range 3 {
+		if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}}); err != nil || res.IsError {
+			t.Fatalf("a call: %v %+v", err, res)
+		}
+	}
+	cs.Close()
+	if code := h.stop(); code != 0 {
+		t.Fatalf("the executor exited %d:\n%s", code, h.stderr.String())
+	}
+	data, err := os.ReadFile(h.env.CopyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(data), `"stub":"`) + len(`"stub":"`)
+	line := strings.Count(string(data[:i]), "\n") + 1
+	data[i] ^= 1
+	if err := os.WriteFile(h.env.CopyPath, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	again := launch(t, h.env)
+	if code := again.exitCode(); code == 0 {
+		t.Fatalf("the executor started on a changed copy:\n%s", again.stderr.String())
+	}
+	logs := again.stderr.String()
+	for _, want := range []string{"its checkpoint was ignored", "changed since the checkpoint was saved", "line " + strconv.Itoa(line) + ": the tag does not check"} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("the refused start's log lacks %q:\n%s", want, logs)
+		}
 	}
 }
