@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
@@ -48,6 +49,15 @@ func (b *boundedSigner) Keys() jwk.KeySet { return b.inner.Keys() }
 // that signer does (record.CheckedSigner).
 func (b *boundedSigner) SignaturesChecked() bool { return record.SignaturesChecked(b.inner) }
 
+// SignsInProcess reports whether b signs on this process's cores: its
+// inner signer is a key set held here (jwk.LocalSigner), which signs in the
+// caller's goroutine (once). receipt.PreparedStub.Sign then signs a line's
+// two records one after the other when every core is busy signing.
+func (b *boundedSigner) SignsInProcess() bool {
+	local, ok := b.inner.(*jwk.LocalSigner)
+	return ok && local != nil
+}
+
 // ErrSignTimeout is the error of a signature that ran out of its time.
 var ErrSignTimeout = errors.New("the signature ran out of time (signTimeout)")
 
@@ -78,6 +88,29 @@ func (b *boundedSigner) Sign(ctx context.Context, alg string, input []byte) (sig
 		}
 	}
 	return nil, fmt.Errorf("signing with the %s keys (%s) failed %d times (signTries); last: %w", b.name, alg, b.tries, last)
+}
+
+// AppendSign is Sign appending the signature to dst (jwk.AppendSigner),
+// so that a record is signed into buffers used again. A key set held here
+// signs straight into dst, in the caller's goroutine, observed as Sign's
+// signatures are; any other signer signs through Sign, over its own copy
+// of the input (a signature cut at its deadline may still be reading it).
+func (b *boundedSigner) AppendSign(ctx context.Context, alg string, dst, input []byte) (out []byte, err error) {
+	local, ok := b.inner.(*jwk.LocalSigner)
+	if !ok || local == nil {
+		sig, err := b.Sign(ctx, alg, slices.Clone(input))
+		if err != nil {
+			return nil, err
+		}
+		return append(dst, sig...), nil
+	}
+	start := time.Now()
+	defer func() { b.tel.signed(ctx, b.name, start, err) }()
+	out, err = local.AppendSign(ctx, alg, dst, input)
+	if err != nil {
+		return nil, fmt.Errorf("signing with the %s keys (%s): %w", b.name, alg, err)
+	}
+	return out, nil
 }
 
 // once runs one signature under the timeout. A signer that does not heed
@@ -114,4 +147,7 @@ func (b *boundedSigner) once(ctx context.Context, alg string, input []byte) ([]b
 	}
 }
 
-var _ record.CheckedSigner = (*boundedSigner)(nil)
+var (
+	_ record.CheckedSigner = (*boundedSigner)(nil)
+	_ jwk.AppendSigner     = (*boundedSigner)(nil)
+)

@@ -110,3 +110,65 @@ func TestBoundedSignerLocalKeys(t *testing.T) {
 		t.Error("a signer wrapping the local keys vouches for its signatures")
 	}
 }
+
+// TestBoundedSignerSignsInProcess: a bounded signer of a key set held here
+// says it signs on this process's cores (its line's two records are then
+// signed one after the other when every core is busy); one of a signer
+// elsewhere (here a stand-in for Vault Transit) does not.
+func TestBoundedSignerSignsInProcess(t *testing.T) {
+	local := localSigner(t)
+	if !newBoundedSigner(local, "agent", time.Second, 1, nil).SignsInProcess() {
+		t.Error("a bounded local key set does not say it signs in this process")
+	}
+	if newBoundedSigner(&flakySigner{Signer: local}, "agent", time.Second, 1, nil).SignsInProcess() {
+		t.Error("a bounded signer elsewhere says it signs in this process")
+	}
+}
+
+// inputKeeper is a signer elsewhere that keeps the input it was given
+// (as a signature cut at its deadline may go on reading it).
+type inputKeeper struct {
+	jwk.Signer
+	kept []byte
+}
+
+func (k *inputKeeper) Sign(ctx context.Context, alg string, in []byte) ([]byte, error) {
+	k.kept = in
+	return k.Signer.Sign(ctx, alg, in)
+}
+
+// TestBoundedSignerAppendSign: a bounded local key set appends a signature
+// that checks after what dst holds; a bounded signer elsewhere is tried as
+// Sign tries it (a failure once, then the signature, appended) and is
+// handed its own copy of the input, which the caller may then write over.
+func TestBoundedSignerAppendSign(t *testing.T) {
+	local := localSigner(t)
+	input := []byte("input")
+	for _, alg := range jwk.KeySetAlgs {
+		out, err := newBoundedSigner(local, "agent", time.Second, 1, nil).AppendSign(context.Background(), alg, []byte("x"), input)
+		if err != nil || out[0] != 'x' || !local.Keys().Key(alg).Verify(input, out[1:]) {
+			t.Fatalf("%s: a bounded local key set: %v", alg, err)
+		}
+	}
+	synctest.Test(t, func(t *testing.T) {
+		f := &flakySigner{Signer: local, failures: 1}
+		out, err := newBoundedSigner(f, "agent", time.Second, 2, nil).AppendSign(context.Background(), "Ed25519", []byte("x"), input)
+		if err != nil || f.calls.Load() != 2 || out[0] != 'x' || !local.Keys().Key("Ed25519").Verify(input, out[1:]) {
+			t.Fatalf("a signer elsewhere failing once: %v after %d tries", err, f.calls.Load())
+		}
+	})
+	k := &inputKeeper{Signer: local}
+	mine := []byte("input")
+	if _, err := newBoundedSigner(k, "agent", time.Second, 1, nil).AppendSign(context.Background(), "Ed25519", nil, mine); err != nil {
+		t.Fatal(err)
+	}
+	mine[0] = 'X'
+	if string(k.kept) != "input" {
+		t.Fatalf("the signer elsewhere was handed the caller's buffer: it now reads %q", k.kept)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := newBoundedSigner(local, "agent", time.Second, 1, nil).AppendSign(ctx, "Ed25519", nil, input); err == nil {
+		t.Fatal("a bounded local key set signed with a cancelled context")
+	}
+}

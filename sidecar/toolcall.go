@@ -504,12 +504,12 @@ func (s *Session) startSending(tc *toolCall) {
 			return false
 		}
 	}), tc)
-	go func() {
+	callGoroutines.run(func() {
 		s.send(tc)
 		if tc.prep != nil {
 			s.e.scribeCall(tc) // its stub, once it has its outcome
 		}
-	}()
+	})
 }
 
 // send writes the call's sent line to the copy (durably) and then sends

@@ -415,23 +415,25 @@ func (b *Book) writeRounds(own *write) {
 		needLF := b.needLF
 		b.wmu.Unlock()
 
-		var buf []byte
-		switch {
-		case len(batch) == 1 && !needLF:
-			buf = batch[0].data // one line: written as it is, not copied
-		default:
-			if needLF {
-				buf = append(buf, '\n')
-			}
-			for _, w := range batch {
-				buf = append(buf, w.data...)
-			}
+		// The lines are written as they are, none copied: one write(2) of
+		// a single line, one writev(2) of several.
+		bufs := make([][]byte, 0, len(batch)+1)
+		if needLF {
+			bufs = append(bufs, []byte{'\n'})
 		}
-		err := b.writeDurable(buf)
+		n := int64(0)
+		for _, w := range batch {
+			bufs = append(bufs, w.data)
+			n += int64(len(w.data))
+		}
+		if needLF {
+			n++
+		}
+		err := b.writeDurable(bufs)
 
 		b.wmu.Lock()
 		if err == nil {
-			b.size += int64(len(buf))
+			b.size += n
 			b.needLF = false
 		} else {
 			b.broken = err
@@ -463,11 +465,8 @@ func (b *Book) writeRounds(own *write) {
 	}
 }
 
-func (b *Book) writeDurable(buf []byte) error {
-	n, err := b.f.Write(buf)
-	if err == nil && n != len(buf) {
-		err = io.ErrShortWrite
-	}
+func (b *Book) writeDurable(bufs [][]byte) error {
+	err := b.writeAll(bufs)
 	if err == nil {
 		err = b.syncFile()
 	}
@@ -482,6 +481,69 @@ func (b *Book) writeDurable(buf []byte) error {
 		return fmt.Errorf("%w; syncing after cutting back also failed: %w", werr, serr)
 	}
 	return werr
+}
+
+// writeAll writes bufs one after the other at the file's end: one buffer
+// with os.File.Write, several with writev(2), as many times as it takes
+// (a write may take fewer bytes than it was given), at most maxIovecs
+// buffers a call.
+func (b *Book) writeAll(bufs [][]byte) error {
+	if len(bufs) == 1 {
+		n, err := b.f.Write(bufs[0])
+		if err == nil && n != len(bufs[0]) {
+			err = io.ErrShortWrite
+		}
+		return err
+	}
+	raw, err := b.f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var werr error
+	if err := raw.Write(func(fd uintptr) bool {
+		werr = writevAll(int(fd), bufs)
+		return true
+	}); err != nil {
+		return err
+	}
+	return werr
+}
+
+// maxIovecs is the most buffers one writev(2) takes here (IOV_MAX is 1024).
+const maxIovecs = 1024
+
+// writevAll writes every byte of bufs to fd with writev(2), again after a
+// partial write or an interrupted call. It changes the slices of bufs.
+func writevAll(fd int, bufs [][]byte) error {
+	for bufs = written(bufs, 0); len(bufs) > 0; {
+		n, err := unix.Writev(fd, bufs[:min(len(bufs), maxIovecs)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return io.ErrShortWrite
+		}
+		bufs = written(bufs, n)
+	}
+	return nil
+}
+
+// written is what is left of bufs to write once n of their bytes are
+// written: the buffers not yet written in full, the first one cut, and
+// none empty.
+func written(bufs [][]byte, n int) [][]byte {
+	for len(bufs) > 0 && (n > 0 || len(bufs[0]) == 0) {
+		if n < len(bufs[0]) {
+			bufs[0] = bufs[0][n:]
+			break
+		}
+		n -= len(bufs[0])
+		bufs = bufs[1:]
+	}
+	return bufs
 }
 
 // syncData makes the file's appended bytes durable: fdatasync(2), which

@@ -9,7 +9,33 @@ import (
 )
 
 // B64 writes b as base64url without padding.
-func B64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
+func B64(b []byte) string {
+	var sb strings.Builder
+	sb.Grow(B64Len(len(b)))
+	WriteB64(&sb, b)
+	return sb.String()
+}
+
+// B64Len is the length of B64 of n bytes.
+func B64Len(n int) int { return base64.RawURLEncoding.EncodedLen(n) }
+
+// b64Chunk is how many bytes WriteB64 encodes at a time: a multiple of 3,
+// so that the texts of the chunks, one after the other, are the text of
+// the whole.
+const b64Chunk = 768
+
+// WriteB64 writes b as base64url without padding (the text B64 gives) to
+// sb, through a buffer on the stack: the text is copied once, into sb.
+func WriteB64(sb *strings.Builder, b []byte) {
+	var tmp [b64Chunk / 3 * 4]byte
+	for len(b) > 0 {
+		n := min(len(b), b64Chunk)
+		m := base64.RawURLEncoding.EncodedLen(n)
+		base64.RawURLEncoding.Encode(tmp[:m], b[:n])
+		sb.Write(tmp[:m])
+		b = b[n:]
+	}
+}
 
 var strictB64 = base64.RawURLEncoding.Strict()
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/problem"
@@ -15,12 +16,34 @@ import (
 // number out of range or nesting deeper than 8 is refused with code
 // "payload-not-canonical".
 func Marshal(v any) ([]byte, error) {
-	out, err := appendValue(make([]byte, 0, 128), v, 0)
+	// Written into a scratch buffer used again, then copied out at its
+	// length: one allocation, not one for each time the text outgrows its
+	// buffer.
+	scratch, ok := marshalScratch.Get().(*[]byte)
+	if !ok {
+		scratch = new([]byte)
+	}
+	buf, err := appendValue((*scratch)[:0], v, 0)
+	var out []byte
+	if err == nil {
+		out = make([]byte, len(buf))
+		copy(out, buf)
+	}
+	if cap(buf) <= maxScratch {
+		*scratch = buf[:0]
+		marshalScratch.Put(scratch)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
+
+// marshalScratch holds Marshal's scratch buffers; one that grew past
+// maxScratch is let go rather than kept.
+var marshalScratch = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+const maxScratch = 64 << 10
 
 // MustMarshal is Marshal for constants and tests; it panics on a fault.
 func MustMarshal(v any) []byte {

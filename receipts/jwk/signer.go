@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"fmt"
+	"slices"
 
 	"github.com/cloudflare/circl/sign/mldsa/mldsa87"
 )
@@ -70,18 +71,38 @@ func (s *LocalSigner) Keys() KeySet { return s.keys }
 // Sign signs signingInput with the key of the set for alg. ML-DSA-87
 // signatures are hedged (randomised), pure, with an empty context.
 func (s *LocalSigner) Sign(ctx context.Context, alg string, signingInput []byte) ([]byte, error) {
+	if alg == Ed25519 && ctx.Err() == nil {
+		return ed25519.Sign(s.ed, signingInput), nil
+	}
+	return s.AppendSign(ctx, alg, nil, signingInput)
+}
+
+// AppendSigner is a Signer that can append its signature to a buffer it
+// is given (and keeps no hold on the buffer or the input), so that a
+// caller that only reads the signature once can use one buffer again.
+type AppendSigner interface {
+	Signer
+	AppendSign(ctx context.Context, alg string, dst, signingInput []byte) ([]byte, error)
+}
+
+var _ AppendSigner = (*LocalSigner)(nil)
+
+// AppendSign is Sign appending the signature to dst: the same signature
+// (Ed25519's is deterministic; ML-DSA-87's hedged as Sign's are).
+func (s *LocalSigner) AppendSign(ctx context.Context, alg string, dst, signingInput []byte) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("signing with %s: %w", alg, err)
 	}
 	switch alg {
 	case Ed25519:
-		return ed25519.Sign(s.ed, signingInput), nil
+		return append(dst, ed25519.Sign(s.ed, signingInput)...), nil
 	case MLDSA87:
-		sig := make([]byte, mldsa87.SignatureSize)
+		dst = slices.Grow(dst, mldsa87.SignatureSize)
+		sig := dst[len(dst) : len(dst)+mldsa87.SignatureSize]
 		if err := mldsa87.SignTo(s.ml, signingInput, nil, true, sig); err != nil {
 			return nil, fmt.Errorf("signing with ML-DSA-87: %w", err)
 		}
-		return sig, nil
+		return dst[:len(dst)+mldsa87.SignatureSize], nil
 	default:
 		return nil, fmt.Errorf("signing: a key set has no %q key", alg)
 	}

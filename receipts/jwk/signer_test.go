@@ -188,3 +188,53 @@ func TestLocalSignerConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestLocalSignerAppendSign: AppendSign appends a signature that checks
+// (Ed25519's the very one Sign gives) after what dst holds, leaves those
+// bytes as they were, and reuses dst's room when it has enough; it refuses
+// what Sign refuses.
+func TestLocalSignerAppendSign(t *testing.T) {
+	s, err := NewLocalSigner(NewSeeds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := []byte("eyJhbGciOiJNTC1EU0EtODcifQ.e30")
+	for _, alg := range KeySetAlgs {
+		for _, dst := range [][]byte{nil, []byte("prefix"), make([]byte, 3, 8192)} {
+			before := string(dst)
+			out, err := s.AppendSign(context.Background(), alg, dst, msg)
+			if err != nil {
+				t.Fatalf("%s: %v", alg, err)
+			}
+			if string(out[:len(before)]) != before {
+				t.Fatalf("%s: the bytes before the signature changed", alg)
+			}
+			sig := out[len(before):]
+			if !s.Keys().Key(alg).Verify(msg, sig) {
+				t.Fatalf("%s: the appended signature does not check", alg)
+			}
+			if cap(dst) == 8192 && &out[0] != &dst[:1][0] {
+				t.Fatalf("%s: a buffer with room was not used", alg)
+			}
+			if alg == Ed25519 {
+				want, _ := s.Sign(context.Background(), alg, msg)
+				if string(sig) != string(want) {
+					t.Fatal("Ed25519: AppendSign and Sign differ")
+				}
+			}
+		}
+	}
+	if _, err := s.AppendSign(context.Background(), "ES256", nil, msg); err == nil {
+		t.Fatal("signed with a method the set does not hold")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, alg := range KeySetAlgs {
+		if _, err := s.AppendSign(ctx, alg, nil, msg); err == nil {
+			t.Fatalf("%s: signed with a cancelled context", alg)
+		}
+		if _, err := s.Sign(ctx, alg, msg); err == nil {
+			t.Fatalf("%s: Sign signed with a cancelled context", alg)
+		}
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
@@ -16,50 +18,103 @@ import (
 // signed. Its fingerprint is the fingerprint of the content alone, so the
 // next stub of the chain (whose previous it is) can be prepared, and both
 // signed at the same time, before this one is signed.
+//
+// Prepare writes the content's canonical text once, and Sign signs that
+// text: Content is for reading only.
 type PreparedStub struct {
 	Content     map[string]any
 	Fingerprint string // canon.Fingerprint of the content's canonical bytes
+
+	rec record.Prepared // the content confirmed and written; zero for a PreparedStub not made by Prepare
 }
 
 // Prepare fixes the stub's content with a new id.
 func (f StubFields) Prepare() (PreparedStub, error) {
 	c := f.Content()
-	text, err := canon.Marshal(c)
+	rec, err := record.Prepare(record.Stub, c)
 	if err != nil {
 		return PreparedStub{}, fmt.Errorf("preparing the stub: %w", err)
 	}
-	return PreparedStub{Content: c, Fingerprint: canon.Fingerprint(text)}, nil
+	return PreparedStub{Content: c, Fingerprint: rec.Fingerprint(), rec: rec}, nil
 }
 
-// Sign signs the prepared stub with the agent's keys and, at the same time
-// (the countersignature names only the stub's fingerprint), countersigns it
-// with the executor's keys dated countersignedAt: one book line, each
-// record signed once with record.SignChecked and its canonical text built
-// once, so that Book.AppendSigned does not check its signatures again (a
-// signer that does not vouch for its own has each checked as it arrives;
-// see record.CheckedSigner). Set Approval on the result for a held call.
+// Sign signs the prepared stub with the agent's keys and countersigns it
+// with the executor's keys dated countersignedAt (the countersignature
+// names only the stub's fingerprint, so the two can be signed at the same
+// time): one book line, each record signed once with record.SignChecked
+// and its canonical text built once, so that Book.AppendSigned does not
+// check its signatures again (a signer that does not vouch for its own has
+// each checked as it arrives; see record.CheckedSigner). Set Approval on
+// the result for a held call.
+//
+// The countersignature is signed on a goroutine of its own, beside the
+// stub's, unless both key sets sign in this process and more lines are
+// being signed than there are cores to sign them: then every core is busy
+// signing already, and the second goroutine would only cost its start, its
+// stack's growth and a wake-up, so the two are signed one after the other.
 func (p PreparedStub) Sign(ctx context.Context, agent, executor jwk.Signer, countersignedAt time.Time) (book.SignedStub, error) {
-	type result struct {
-		rec record.Signed
-		err error
+	n := linesSigning.Add(1)
+	defer linesSigning.Add(-1)
+	csContent := countersignatureContent(p.Fingerprint, countersignedAt)
+	var cs record.Signed
+	var csErr error
+	var csDone chan struct{} // nil: signed after the stub, on this goroutine
+	if signsBeside(n, agent, executor) {
+		csDone = make(chan struct{})
+		go func() {
+			defer close(csDone)
+			cs, csErr = record.SignChecked(ctx, record.Countersignature, csContent, executor)
+		}()
 	}
-	csDone := make(chan result, 1)
-	go func() {
-		cs, err := record.SignChecked(ctx, record.Countersignature, countersignatureContent(p.Fingerprint, countersignedAt), executor)
-		csDone <- result{cs, err}
-	}()
-	stub, err := record.SignChecked(ctx, record.Stub, p.Content, agent)
-	cs := <-csDone
+	var stub record.Signed
+	var err error
+	if p.rec.IsZero() {
+		stub, err = record.SignChecked(ctx, record.Stub, p.Content, agent)
+	} else {
+		stub, err = p.rec.Sign(ctx, agent)
+	}
+	if csDone != nil {
+		<-csDone
+	} else if err == nil {
+		cs, csErr = record.SignChecked(ctx, record.Countersignature, csContent, executor)
+	}
 	if err != nil {
 		return book.SignedStub{}, fmt.Errorf("signing the stub: %w", err)
 	}
 	if stub.Fingerprint() != p.Fingerprint {
 		return book.SignedStub{}, errors.New("signing the stub: the signed content is not the prepared one")
 	}
-	if cs.err != nil {
-		return book.SignedStub{}, fmt.Errorf("countersigning the stub: %w", cs.err)
+	if csErr != nil {
+		return book.SignedStub{}, fmt.Errorf("countersigning the stub: %w", csErr)
 	}
-	return book.SignedStub{Stub: stub, Countersignature: cs.rec}, nil
+	return book.SignedStub{Stub: stub, Countersignature: cs}, nil
+}
+
+// linesSigning counts the stub lines being signed (PreparedStub.Sign) in
+// this process.
+var linesSigning atomic.Int64
+
+// signingCores is how many lines can be signed at once on this machine's
+// cores; tests set it to sign one way or the other.
+var signingCores = func() int { return runtime.GOMAXPROCS(0) }
+
+// signsBeside reports whether the countersignature is signed on a
+// goroutine of its own, beside the stub, when n lines are being signed.
+func signsBeside(n int64, agent, executor jwk.Signer) bool {
+	return n <= int64(signingCores()) || !signsInProcess(agent) || !signsInProcess(executor)
+}
+
+// signsInProcess reports whether s signs on this process's cores (a key
+// set held here), not elsewhere (Vault Transit), where two signatures at
+// once cost no core here and take half the time.
+func signsInProcess(s jwk.Signer) bool {
+	switch x := s.(type) {
+	case *jwk.LocalSigner:
+		return x != nil
+	case interface{ SignsInProcess() bool }:
+		return x.SignsInProcess()
+	}
+	return false
 }
 
 // countersignatureContent is the content of the executor's countersignature

@@ -15,7 +15,9 @@ import (
 // TestPreparedStub: a prepared stub's fingerprint is the signed stub's, so the next stub can name it as
 // previous before it is signed; the line is the one StubFields.Sign makes (both records check, the
 // countersignature names the stub and its time).
-func TestPreparedStub(t *testing.T) {
+func TestPreparedStub(t *testing.T) { bothWays(t, testPreparedStub) }
+
+func testPreparedStub(t *testing.T) {
 	agent, exec := newSigner(t), newSigner(t)
 	when := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	f := StubFields{Slip: canon.Fingerprint([]byte("slip")), Action: "a.b", With: "executor", When: when,
@@ -68,7 +70,9 @@ func (failingSigner) Sign(context.Context, string, []byte) ([]byte, error) {
 }
 
 // TestPreparedStubSignFails: a failure of either signer is the error, naming which record.
-func TestPreparedStubSignFails(t *testing.T) {
+func TestPreparedStubSignFails(t *testing.T) { bothWays(t, testPreparedStubSignFails) }
+
+func testPreparedStubSignFails(t *testing.T) {
 	agent, exec := newSigner(t), newSigner(t)
 	p, err := StubFields{Slip: canon.Fingerprint([]byte("slip")), Action: "a.b", With: "executor", When: time.Unix(0, 0)}.Prepare()
 	if err != nil {
@@ -88,5 +92,59 @@ func TestPreparedStubSignFails(t *testing.T) {
 				t.Errorf("error %v, want one naming %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// bothWays runs test with the countersignature signed beside the stub and
+// after it (as when every core is busy signing).
+func bothWays(t *testing.T, test func(t *testing.T)) {
+	for _, c := range []struct {
+		name  string
+		cores int
+	}{{"beside", 1 << 20}, {"after", 0}} {
+		t.Run(c.name, func(t *testing.T) {
+			was := signingCores
+			signingCores = func() int { return c.cores }
+			t.Cleanup(func() { signingCores = was })
+			if got := signsBeside(1, newSigner(t), newSigner(t)); got != (c.cores > 0) {
+				t.Fatalf("signsBeside: %v with %d cores", got, c.cores)
+			}
+			test(t)
+		})
+	}
+}
+
+// inProcess says it signs in this process, as the sidecar's bounded
+// signer of a local key set does.
+type inProcess struct {
+	jwk.Signer
+	here bool
+}
+
+func (s inProcess) SignsInProcess() bool { return s.here }
+
+// TestSignsBeside: the countersignature goes on a goroutine of its own
+// while there are cores for it, or when either key set signs elsewhere
+// (its signature costs no core here); after the stub otherwise.
+func TestSignsBeside(t *testing.T) {
+	local := newSigner(t)
+	cores := int64(signingCores())
+	for _, c := range []struct {
+		name        string
+		n           int64
+		agent, exec jwk.Signer
+		want        bool
+	}{
+		{"cores free", 1, local, local, true},
+		{"as many lines as cores", cores, local, local, true},
+		{"cores busy", cores + 1, local, local, false},
+		{"cores busy, wrapped local", cores + 1, inProcess{local, true}, inProcess{local, true}, false},
+		{"cores busy, executor elsewhere", cores + 1, local, inProcess{local, false}, true},
+		{"cores busy, agent elsewhere", cores + 1, failingSigner{local}, local, true},
+		{"nil local signer", cores + 1, (*jwk.LocalSigner)(nil), local, true},
+	} {
+		if got := signsBeside(c.n, c.agent, c.exec); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
 	}
 }

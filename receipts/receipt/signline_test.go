@@ -101,3 +101,33 @@ func BenchmarkStubLine(b *testing.B) {
 	b.ReportMetric(float64(marshalled)/float64(floor), "marshalled-x-floor")
 	b.ReportMetric(float64(once)/float64(floor), "built-once-x-floor")
 }
+
+// BenchmarkStubLineAllocs: one call's stub line as the scribe makes it
+// (Prepare, Sign, Bytes), with its allocations per line.
+func BenchmarkStubLineAllocs(b *testing.B) {
+	agent, err := jwk.NewLocalSigner(jwk.NewSeeds())
+	if err != nil {
+		b.Fatal(err)
+	}
+	exec, err := jwk.NewLocalSigner(jwk.NewSeeds())
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	f := lineFields()
+	at := f.When.Add(time.Second)
+	b.ReportAllocs()
+	for b.Loop() {
+		p, err := f.Prepare()
+		if err != nil {
+			b.Fatal(err)
+		}
+		s, err := p.Sign(ctx, agent, exec, at)
+		if err == nil {
+			_, err = s.Bytes()
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}

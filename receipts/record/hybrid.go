@@ -2,7 +2,10 @@ package record
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
+	"sync"
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
@@ -37,21 +40,76 @@ func Sign(ctx context.Context, kind Kind, content map[string]any, s jwk.Signer) 
 // every signature is known to check against the signer's keys, which the
 // book appends without checking them again.
 func SignChecked(ctx context.Context, kind Kind, content map[string]any, s jwk.Signer) (Signed, error) {
+	p, err := Prepare(kind, content)
+	if err != nil {
+		return Signed{}, err
+	}
+	return p.Sign(ctx, s)
+}
+
+// Prepared is a hybrid record's content, confirmed and written canonically
+// once, before it is signed: its fingerprint is known before any
+// signature, and Sign signs the very text Prepare wrote. Only Prepare
+// makes one; the content map handed to it must not change afterwards.
+type Prepared struct{ p *prepared }
+
+type prepared struct {
+	kind        Kind
+	info        *kindInfo
+	content     map[string]any // as a reader gets it back from text (canon.ReadBack): no map of the caller's
+	text        []byte         // canon.Marshal of the content given
+	fingerprint string
+}
+
+// Prepare confirms a hybrid record's content (its kind's validator and
+// "type") and writes it canonically, as SignChecked does before signing.
+func Prepare(kind Kind, content map[string]any) (Prepared, error) {
 	validate, ok := validators[kind]
 	if !ok {
-		return Signed{}, fmt.Errorf("signing a %s: only stubs, countersignatures, refusals and acknowledgements are written here", kind)
+		return Prepared{}, fmt.Errorf("signing a %s: only stubs, countersignatures, refusals and acknowledgements are written here", kind)
 	}
 	info := kinds[kind]
 	if err := validate(content); err != nil {
-		return Signed{}, fmt.Errorf("signing a %s: %w", kind, err)
+		return Prepared{}, fmt.Errorf("signing a %s: %w", kind, err)
 	}
 	if t, _ := content["type"].(string); t != info.contentType {
-		return Signed{}, fmt.Errorf("signing a %s: %w", kind, problem.New(CodeBadField, "type: must be %s", info.contentType))
+		return Prepared{}, fmt.Errorf("signing a %s: %w", kind, problem.New(CodeBadField, "type: must be %s", info.contentType))
 	}
 	text, err := canon.Marshal(content)
 	if err != nil {
-		return Signed{}, fmt.Errorf("signing a %s: %w", kind, err)
+		return Prepared{}, fmt.Errorf("signing a %s: %w", kind, err)
 	}
+	// The content as a reader gets it back (int64 numbers, fresh maps), so
+	// that later changes to the caller's map cannot reach the record: made
+	// from the map Marshal has just written, not by reading text again.
+	back, isObject := canon.ReadBack(content).(map[string]any)
+	if !isObject {
+		return Prepared{}, fmt.Errorf("signing a %s: the content read back is not an object", kind)
+	}
+	return Prepared{&prepared{kind: kind, info: info, content: back, text: text, fingerprint: canon.Fingerprint(text)}}, nil
+}
+
+// IsZero reports whether p holds nothing (it was not made by Prepare).
+func (p Prepared) IsZero() bool { return p.p == nil }
+
+// Fingerprint is the fingerprint the record will have: that of its
+// canonical content.
+func (p Prepared) Fingerprint() string {
+	if p.p == nil {
+		return ""
+	}
+	return p.p.fingerprint
+}
+
+// Sign signs the prepared content with both keys of s, as SignChecked
+// does. The envelope is written once, as a text whose parts the record's
+// payload and signature texts are: each base64url text is written once,
+// straight into it.
+func (p Prepared) Sign(ctx context.Context, s jwk.Signer) (Signed, error) {
+	if p.p == nil {
+		return Signed{}, errors.New("signing a record: it was not prepared (record.Prepare)")
+	}
+	kind, info, text := p.p.kind, p.p.info, p.p.text
 	keys := s.Keys()
 	if keys.Ed25519 == nil || keys.MLDSA87 == nil {
 		return Signed{}, fmt.Errorf("signing a %s: the signer holds no complete key set", kind)
@@ -61,40 +119,92 @@ func SignChecked(ctx context.Context, kind Kind, content map[string]any, s jwk.S
 	// LocalSigner signs with the very keys it reports, Vault Transit's
 	// signer checks each signature as it arrives) is not checked again.
 	checked := SignaturesChecked(s)
-	payload := canon.B64(text)
-	if writtenSize(payload, info) > MaxRecordSize {
+	payloadLen := canon.B64Len(len(text))
+	if writtenSize(payloadLen, info) > MaxRecordSize {
 		return Signed{}, fmt.Errorf("signing a %s: %w", kind, problem.New(CodeTooLarge, "the record would be larger than 65,536"))
 	}
+	// The envelope canonically: its members in their sorted order, each
+	// text base64url (nothing to escape), so no general marshalling is
+	// needed. Its length is known but for a signature of an unusual length
+	// from a signer elsewhere, which only makes the builder grow.
+	var env strings.Builder
+	env.Grow(envelopeLen(payloadLen, info))
+	env.WriteString(`{"payload":"`)
+	canon.WriteB64(&env, text)
+	payload := env.String()[len(`{"payload":"`):]
+	env.WriteString(`","signatures":[`)
 	size := len(payload)
-	r := &Record{Kind: kind, Payload: payload, ContentText: text, Fingerprint: canon.Fingerprint(text)}
-	for _, h := range info.headers {
-		input := signingInput(h.b64, payload)
-		sig, err := s.Sign(ctx, h.alg, input)
-		if err != nil {
-			return Signed{}, fmt.Errorf("signing a %s with %s: %w", kind, h.alg, err)
-		}
-		if !checked && !keys.Key(h.alg).Verify(input, sig) {
-			return Signed{}, fmt.Errorf("signing a %s: the %s signature does not check against the signer's keys", kind, h.alg)
-		}
-		b64 := canon.B64(sig)
-		size += len(h.b64) + len(b64)
-		r.Signatures = append(r.Signatures, Signature{Protected: h.b64, Alg: h.alg, Signature: b64, sig: sig})
+	r := &Record{Kind: kind, Payload: payload, ContentText: text, Fingerprint: p.p.fingerprint,
+		Signatures: make([]Signature, 0, len(info.headers))}
+	n, err := signInto(ctx, r, &env, s, checked)
+	if err != nil {
+		return Signed{}, err
 	}
+	size += n
+	env.WriteString(`]}`)
 	if size > MaxRecordSize {
 		return Signed{}, fmt.Errorf("signing a %s: %w", kind, problem.New(CodeTooLarge, "the record would be larger than 65,536"))
 	}
-	// The content as a reader gets it back (int64 numbers, fresh maps), so
-	// that later changes to the caller's map cannot reach the record.
-	parsed, err := canon.Parse(text)
-	if err != nil {
-		return Signed{}, fmt.Errorf("signing a %s: reading the content back: %w", kind, err)
+	r.Content = p.p.content
+	return Signed{&signed{rec: *r, keys: keys, envelope: env.String()}}, nil
+}
+
+// signInto signs r's payload with both keys of s, in its kind's order,
+// writes each signature entry to env and adds it to r.Signatures; it
+// returns the length of the entries' texts (for the record's size). A
+// signature is checked against s's keys unless s vouches for its own
+// (checked).
+//
+// A signer that appends its signature to a buffer (jwk.AppendSigner) signs
+// into one used again, from a signing input in one used again: only the
+// signature's text is kept (Signature.Bytes reads it back).
+func signInto(ctx context.Context, r *Record, env *strings.Builder, s jwk.Signer, checked bool) (int, error) {
+	kind, keys := r.Kind, s.Keys()
+	appender, appends := s.(jwk.AppendSigner)
+	var bufs *signBufs
+	if appends {
+		if b, ok := signBufPool.Get().(*signBufs); ok {
+			bufs = b
+		} else {
+			bufs = new(signBufs)
+		}
+		defer signBufPool.Put(bufs)
 	}
-	content, isObject := parsed.(map[string]any)
-	if !isObject {
-		return Signed{}, fmt.Errorf("signing a %s: the content read back is not an object", kind)
+	size := 0
+	for i, h := range kinds[kind].headers {
+		var input, sig, raw []byte
+		var err error
+		if appends {
+			bufs.input = appendSigningInput(bufs.input[:0], h.b64, r.Payload)
+			input = bufs.input
+			if sig, err = appender.AppendSign(ctx, h.alg, bufs.sig[:0], input); err == nil {
+				bufs.sig = sig[:0]
+			}
+		} else {
+			input = signingInput(h.b64, r.Payload)
+			sig, err = s.Sign(ctx, h.alg, input)
+			raw = sig
+		}
+		if err != nil {
+			return 0, fmt.Errorf("signing a %s with %s: %w", kind, h.alg, err)
+		}
+		if !checked && !keys.Key(h.alg).Verify(input, sig) {
+			return 0, fmt.Errorf("signing a %s: the %s signature does not check against the signer's keys", kind, h.alg)
+		}
+		if i > 0 {
+			env.WriteByte(',')
+		}
+		env.WriteString(`{"protected":"`)
+		env.WriteString(h.b64)
+		env.WriteString(`","signature":"`)
+		from := env.Len()
+		canon.WriteB64(env, sig)
+		b64 := env.String()[from:]
+		env.WriteString(`"}`)
+		size += len(h.b64) + len(b64)
+		r.Signatures = append(r.Signatures, Signature{Protected: h.b64, Alg: h.alg, Signature: b64, sig: raw})
 	}
-	r.Content = content
-	return newSigned(r, keys), nil
+	return size, nil
 }
 
 // VerifyHybrid checks both signatures of a hybrid-signed record (Ed25519
@@ -131,14 +241,32 @@ var (
 	mldsaSigChars   = len(canon.B64(make([]byte, jwk.MLDSA87SignatureSize)))
 )
 
-// writtenSize is the size (§3.1) a hybrid record with this payload will have.
-func writtenSize(payload string, info *kindInfo) int {
-	return len(payload) + len(info.headers[0].b64) + len(info.headers[1].b64) + ed25519SigChars + mldsaSigChars
+// writtenSize is the size (§3.1) a hybrid record with a payload of
+// payloadLen characters will have.
+func writtenSize(payloadLen int, info *kindInfo) int {
+	return payloadLen + len(info.headers[0].b64) + len(info.headers[1].b64) + ed25519SigChars + mldsaSigChars
+}
+
+// envelopeLen is the length of the envelope of a hybrid record with a
+// payload of payloadLen characters and signatures of the usual lengths.
+func envelopeLen(payloadLen int, info *kindInfo) int {
+	return len(`{"payload":"","signatures":[]}`) + payloadLen + 2*len(`{"protected":"","signature":""}`) + len(`,`) +
+		len(info.headers[0].b64) + len(info.headers[1].b64) + ed25519SigChars + mldsaSigChars
 }
 
 func signingInput(protected, payload string) []byte {
-	out := make([]byte, 0, len(protected)+1+len(payload))
-	out = append(out, protected...)
-	out = append(out, '.')
-	return append(out, payload...)
+	return appendSigningInput(make([]byte, 0, len(protected)+1+len(payload)), protected, payload)
 }
+
+func appendSigningInput(dst []byte, protected, payload string) []byte {
+	dst = append(dst, protected...)
+	dst = append(dst, '.')
+	return append(dst, payload...)
+}
+
+// signBufs are the buffers Prepared.Sign signs with, for a signer that
+// appends its signatures (jwk.AppendSigner): the signing input and the
+// signature, each read once and then written over by the next.
+type signBufs struct{ input, sig []byte }
+
+var signBufPool = sync.Pool{New: func() any { return new(signBufs) }}

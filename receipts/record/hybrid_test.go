@@ -224,16 +224,16 @@ func TestSignRefusals(t *testing.T) {
 	}
 	// The size a written record will have is computed before signing.
 	info := kinds[Stub]
-	room := MaxRecordSize - writtenSize("", info)
-	if writtenSize(strings.Repeat("A", room), info) != MaxRecordSize {
+	room := MaxRecordSize - writtenSize(0, info)
+	if writtenSize(len(strings.Repeat("A", room)), info) != MaxRecordSize {
 		t.Fatal("writtenSize")
 	}
 	r, err := Sign(ctx, Stub, stubContent(), testSigner)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := Size(r.Value()); got != writtenSize(r.Payload, info) {
-		t.Fatalf("written size %d, measured %d", writtenSize(r.Payload, info), got)
+	if got := Size(r.Value()); got != writtenSize(len(r.Payload), info) {
+		t.Fatalf("written size %d, measured %d", writtenSize(len(r.Payload), info), got)
 	}
 }
 

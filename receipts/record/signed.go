@@ -43,11 +43,7 @@ type Signed struct{ p *signed }
 type signed struct {
 	rec      Record // never handed out: Record returns a copy
 	keys     jwk.KeySet
-	envelope []byte // the canonical envelope, built once
-}
-
-func newSigned(r *Record, keys jwk.KeySet) Signed {
-	return Signed{&signed{rec: *r, keys: keys, envelope: envelopeBytes(r)}}
+	envelope string // the canonical envelope, built once; the record's texts are parts of it
 }
 
 // IsZero reports whether s holds no record (it was not made by SignChecked).
@@ -104,29 +100,4 @@ func (s Signed) EnvelopeLen() int {
 		return 0
 	}
 	return len(s.p.envelope)
-}
-
-// envelopeBytes writes a hybrid record's envelope canonically: the members
-// in their sorted order, each text base64url (nothing to escape), so no
-// general marshalling is needed.
-func envelopeBytes(r *Record) []byte {
-	n := len(`{"payload":"","signatures":[]}`) + len(r.Payload)
-	for _, s := range r.Signatures {
-		n += len(`{"protected":"","signature":""},`) + len(s.Protected) + len(s.Signature)
-	}
-	b := make([]byte, 0, n)
-	b = append(b, `{"payload":"`...)
-	b = append(b, r.Payload...)
-	b = append(b, `","signatures":[`...)
-	for i, s := range r.Signatures {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"protected":"`...)
-		b = append(b, s.Protected...)
-		b = append(b, `","signature":"`...)
-		b = append(b, s.Signature...)
-		b = append(b, `"}`...)
-	}
-	return append(b, `]}`...)
 }
