@@ -347,6 +347,19 @@ func TestChartDefaults(t *testing.T) {
 	if vault == nil || vault["auth"] == nil {
 		t.Fatalf("executor.json has no vault block: %v", settings)
 	}
+	// The approval queue is on the executor's volume, not in the read-only
+	// folder of the settings (where the executor could not make it).
+	approvals, _ := settings["approvals"].(map[string]any)
+	if approvals == nil || approvals["queue"] != "/var/lib/mcp-executor/approvals" {
+		t.Fatalf("executor.json's approvals.queue is not on the executor's volume: %v", settings["approvals"])
+	}
+	out, err = render(t, nil, "executor.settings.approvals.queue=/var/lib/mcp-executor/held")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := decodeStrict(t, out); !strings.Contains(o.configMaps[0].Data["executor.json"], `"queue": "/var/lib/mcp-executor/held"`) {
+		t.Fatalf("a queue the values name was not kept:\n%s", o.configMaps[0].Data["executor.json"])
+	}
 }
 
 func TestChartValueSets(t *testing.T) {

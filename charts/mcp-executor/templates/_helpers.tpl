@@ -69,10 +69,14 @@ configMap:
 {{- else if eq .Values.keys.source "secrets" }}
 {{- $_ := set $s "kubernetes" (dict) }}
 {{- end }}
-{{- if .Values.approvals.kubernetes.enabled }}
+{{- /* The approval queue lives on the executor's own volume: the settings' folder is a read-only mount. */}}
 {{- $a := deepCopy (default (dict) $s.approvals) }}
-{{- $_ := set $a "kubernetes" (dict "namespace" (include "mcp-executor.approvalsNamespace" .)) }}
+{{- if not (hasKey $a "queue") }}
+{{- $_ := set $a "queue" "/var/lib/mcp-executor/approvals" }}
+{{- end }}
 {{- $_ := set $s "approvals" $a }}
+{{- if .Values.approvals.kubernetes.enabled }}
+{{- $_ := set $a "kubernetes" (dict "namespace" (include "mcp-executor.approvalsNamespace" .)) }}
 {{- if eq .Values.keys.source "vault" }}
 {{- $_ := set $s.vault.auth.kubernetes "tokenFile" "/var/run/secrets/kubernetes.io/serviceaccount/vault-token" }}
 {{- end }}
