@@ -3,6 +3,7 @@
 package cluster
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -87,8 +88,14 @@ func TestChartInPod(t *testing.T) {
 func checkAgentIsolation(t *testing.T, r *release, pod string) {
 	t.Helper()
 	sh := func(script string) (string, error) {
-		out, errOut, err := r.c.kubectl(ctxFor(t, time.Minute), "exec", "-n", r.ns, pod, "-c", "agent", "--", "sh", "-c", script)
-		return out + errOut, err
+		// The script's own errors join its output inside the pod (2>&1), so that kubectl's stderr, which
+		// can carry the client's noise ("Unknown stream id 1, discarding message"), is never taken for
+		// what the agent sees; it is kept for the error only.
+		out, errOut, err := r.c.kubectl(ctxFor(t, time.Minute), "exec", "-n", r.ns, pod, "-c", "agent", "--", "sh", "-c", "{ "+script+"\n} 2>&1")
+		if err != nil {
+			return out, fmt.Errorf("%w (kubectl: %s)", err, strings.TrimSpace(errOut))
+		}
+		return out, nil
 	}
 	// The socket folder holds the socket and nothing else.
 	if out, err := sh(`ls -A /run/mcp-executor`); err != nil || strings.TrimSpace(out) != "executor.sock" {
