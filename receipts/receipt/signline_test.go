@@ -49,6 +49,20 @@ func TestSignLine(t *testing.T) {
 	}
 }
 
+// benchSigners are the agent's and the executor's key sets of a benchmark,
+// held in this process.
+func benchSigners(b *testing.B) (agent, exec *jwk.LocalSigner) {
+	b.Helper()
+	var err error
+	if agent, err = jwk.NewLocalSigner(jwk.NewSeeds()); err != nil {
+		b.Fatal(err)
+	}
+	if exec, err = jwk.NewLocalSigner(jwk.NewSeeds()); err != nil {
+		b.Fatal(err)
+	}
+	return agent, exec
+}
+
 // BenchmarkStubLine: one call's stub line, signed and written out, the way
 // it was (Sign, then the whole line marshalled: "marshalled") and built
 // once (SignLine, the envelopes put together: "built-once"), beside its
@@ -56,14 +70,7 @@ func TestSignLine(t *testing.T) {
 // so the machine's noise falls on each alike; each is reported as a ratio
 // to the floor of the same run (x-floor).
 func BenchmarkStubLine(b *testing.B) {
-	agent, err := jwk.NewLocalSigner(jwk.NewSeeds())
-	if err != nil {
-		b.Fatal(err)
-	}
-	exec, err := jwk.NewLocalSigner(jwk.NewSeeds())
-	if err != nil {
-		b.Fatal(err)
-	}
+	agent, exec := benchSigners(b)
 	ctx := context.Background()
 	f := lineFields()
 	at := f.When.Add(time.Second)
@@ -105,14 +112,7 @@ func BenchmarkStubLine(b *testing.B) {
 // BenchmarkStubLineAllocs: one call's stub line as the scribe makes it
 // (Prepare, Sign, Bytes), with its allocations per line.
 func BenchmarkStubLineAllocs(b *testing.B) {
-	agent, err := jwk.NewLocalSigner(jwk.NewSeeds())
-	if err != nil {
-		b.Fatal(err)
-	}
-	exec, err := jwk.NewLocalSigner(jwk.NewSeeds())
-	if err != nil {
-		b.Fatal(err)
-	}
+	agent, exec := benchSigners(b)
 	ctx := context.Background()
 	f := lineFields()
 	at := f.When.Add(time.Second)
