@@ -254,14 +254,6 @@ func ReadUnfinished(path string, key []byte, name string) (int64, []Unfinished, 
 	return n, acc.list(), nil
 }
 
-// Each reads the copy's file again, line by line, and hands every line to
-// fn in order; memory stays flat in the number of lines. It reads what is
-// durable when it is called, and is meant for start-up (restoring quota
-// windows, finding the redaction salt), before calls are taken.
-func (l *Log) Each(fn func(Line) error) error {
-	return ReadFileFunc(l.path, l.key, l.name, fn)
-}
-
 // FileLines is a LinesFunc over the copy at path, for [CompareLines]: its
 // first call verifies the copy line by line (as [ReadFileFunc]) and notes
 // how many bytes it read; each later call reads and verifies those bytes

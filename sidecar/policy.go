@@ -92,19 +92,6 @@ func (s *policySeed) visit(ln copylog.Line) error {
 	return nil
 }
 
-// seedFromCopy reads the copy once for the policy (where it was not read
-// with the seed at open).
-func seedFromCopy(set *settings.Settings, cp *copylog.Log) (*policySeed, error) {
-	seed, err := newPolicySeed(set, time.Now())
-	if err != nil {
-		return nil, err
-	}
-	if err := cp.Each(seed.visit); err != nil {
-		return nil, fmt.Errorf("reading the copy for the redaction salt and the quota windows: %w", err)
-	}
-	return seed, nil
-}
-
 // windowedQuota reports whether the rule that decides tool has a quota
 // with a window (a per-run quota starts empty at every start).
 func windowedQuota(set *settings.Settings, rules *glob.Rules, tool string) bool {
