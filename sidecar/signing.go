@@ -54,8 +54,8 @@ func (b *boundedSigner) SignaturesChecked() bool { return record.SignaturesCheck
 // caller's goroutine (once). receipt.PreparedStub.Sign then signs a line's
 // two records one after the other when every core is busy signing.
 func (b *boundedSigner) SignsInProcess() bool {
-	local, ok := b.inner.(*jwk.LocalSigner)
-	return ok && local != nil
+	inner, ok := b.inner.(interface{ SignsInProcess() bool })
+	return ok && inner.SignsInProcess()
 }
 
 // ErrSignTimeout is the error of a signature that ran out of its time.

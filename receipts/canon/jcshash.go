@@ -55,7 +55,7 @@ func jcsHash(raw []byte) ([]byte, error) {
 }
 
 // jcsWriters keeps the buffers jcsHash writes the canonical form through.
-var jcsWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 4<<10) }}
+var jcsWriters sync.Pool // of *bufio.Writer
 
 type jcsScan struct {
 	raw []byte

@@ -41,7 +41,7 @@ func Marshal(v any) ([]byte, error) {
 
 // marshalScratch holds Marshal's scratch buffers; one that grew past
 // maxScratch is let go rather than kept.
-var marshalScratch = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+var marshalScratch sync.Pool // of *[]byte
 
 const maxScratch = 64 << 10
 

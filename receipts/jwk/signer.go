@@ -71,11 +71,12 @@ func (s *LocalSigner) Keys() KeySet { return s.keys }
 // Sign signs signingInput with the key of the set for alg. ML-DSA-87
 // signatures are hedged (randomised), pure, with an empty context.
 func (s *LocalSigner) Sign(ctx context.Context, alg string, signingInput []byte) ([]byte, error) {
-	if alg == Ed25519 && ctx.Err() == nil {
-		return ed25519.Sign(s.ed, signingInput), nil
-	}
 	return s.AppendSign(ctx, alg, nil, signingInput)
 }
+
+// SignsInProcess reports that s signs on this process's cores (a key set
+// held here), for callers that choose how many signatures to run at once.
+func (s *LocalSigner) SignsInProcess() bool { return s != nil }
 
 // AppendSigner is a Signer that can append its signature to a buffer it
 // is given (and keeps no hold on the buffer or the input), so that a

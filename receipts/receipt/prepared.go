@@ -108,13 +108,8 @@ func signsBeside(n int64, agent, executor jwk.Signer) bool {
 // set held here), not elsewhere (Vault Transit), where two signatures at
 // once cost no core here and take half the time.
 func signsInProcess(s jwk.Signer) bool {
-	switch x := s.(type) {
-	case *jwk.LocalSigner:
-		return x != nil
-	case interface{ SignsInProcess() bool }:
-		return x.SignsInProcess()
-	}
-	return false
+	x, ok := s.(interface{ SignsInProcess() bool })
+	return ok && x.SignsInProcess()
 }
 
 // countersignatureContent is the content of the executor's countersignature

@@ -163,9 +163,8 @@ func signInto(ctx context.Context, r *Record, env *strings.Builder, s jwk.Signer
 	appender, appends := s.(jwk.AppendSigner)
 	var bufs *signBufs
 	if appends {
-		if b, ok := signBufPool.Get().(*signBufs); ok {
-			bufs = b
-		} else {
+		var ok bool
+		if bufs, ok = signBufPool.Get().(*signBufs); !ok {
 			bufs = new(signBufs)
 		}
 		defer signBufPool.Put(bufs)
@@ -269,4 +268,4 @@ func appendSigningInput(dst []byte, protected, payload string) []byte {
 // signature, each read once and then written over by the next.
 type signBufs struct{ input, sig []byte }
 
-var signBufPool = sync.Pool{New: func() any { return new(signBufs) }}
+var signBufPool sync.Pool // of *signBufs
