@@ -177,11 +177,12 @@ func skimPrefix(src io.Reader, c checkpoint, key []byte, name string, want func(
 }
 
 // openFromCheckpoint uses the copy's checkpoint for Open where one fits:
-// it skims the lines the checkpoint covers, hands those asked for to
-// visit, and returns where the full read goes on (with the running sum of
-// the file). Where none fits, the file is put back at its start and the
-// whole copy is read. use is what [Log.CheckpointUse] reports.
-func openFromCheckpoint(f *os.File, fileSize int64, path string, key []byte, name string, v Visit, visit func(Line) error) (from streamFrom, use string, err error) {
+// it skims the lines the checkpoint covers, hands those of the kinds want
+// reports to visit, and returns where the full read goes on (with the
+// running sum of the file). Where none fits, the file is put back at its
+// start and the whole copy is read. use is what [Log.CheckpointUse]
+// reports.
+func openFromCheckpoint(f *os.File, fileSize int64, path string, key []byte, name string, want func(Kind) bool, visit func(Line) error) (from streamFrom, use string, err error) {
 	from = streamFrom{sum: sha256.New()}
 	c, found, err := readCheckpoint(path, key, name)
 	if !found {
@@ -194,7 +195,6 @@ func openFromCheckpoint(f *os.File, fileSize int64, path string, key []byte, nam
 	case fileSize < c.Bytes:
 		why = fmt.Sprintf("the copy holds %d bytes, fewer than the %d it covers: lines were taken off the copy's end since its last stop", fileSize, c.Bytes)
 	default:
-		want := func(k Kind) bool { return k.isApproval() || v.wants(k) }
 		kept, differs, err := skimPrefix(f, c, key, name, want, from.sum)
 		if err != nil {
 			return from, "", fmt.Errorf("reading copy %s: %w", path, err)

@@ -177,7 +177,8 @@ func open(f *os.File, path string, key []byte, name string, created bool, v Visi
 		}
 		return nil
 	}
-	from, cpUse, err := openFromCheckpoint(f, fi.Size(), path, key, name, v, visit)
+	kept := func(k Kind) bool { return k.isApproval() || v.wants(k) } // what visit takes
+	from, cpUse, err := openFromCheckpoint(f, fi.Size(), path, key, name, kept, visit)
 	if err != nil {
 		return nil, err
 	}
