@@ -231,10 +231,8 @@ func (l *Log) CheckpointUse() string { return l.cpUse }
 // taken, before Close.
 func (l *Log) SaveCheckpoint() (saved bool, err error) {
 	l.mu.Lock()
-	for l.writing {
-		l.idle.Wait()
-	}
-	if l.closed || l.broken != nil || len(l.unsettled) > 0 || l.size == 0 {
+	l.w.WaitIdle()
+	if l.closed || l.w.Err() != nil || len(l.unsettled) > 0 || l.size == 0 {
 		l.mu.Unlock()
 		return false, nil
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/seed-6e06167c/mcp-executor/internal/durable"
+	"github.com/seed-6e06167c/mcp-executor/internal/groupcommit"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 
 	"golang.org/x/sys/unix"
@@ -34,13 +35,10 @@ type Log struct {
 	writeFile func(b []byte) (int, error)
 	syncFile  func() error
 
-	mu      sync.Mutex
-	idle    sync.Cond // signalled when no writer is running
-	pending []*request
-	writing bool
-	nextSeq int64
-	size    int64
-	broken  error
+	mu      sync.Mutex // guards what follows, and w's queue
+	w       *groupcommit.Writer[*request]
+	nextSeq int64 // changed by w's rounds alone, under mu
+	size    int64 // the same
 	closed  bool
 	// unsynced is set while lines written by AppendUnsynced wait for the
 	// next sync (that of an Append, or Close's).
@@ -60,20 +58,12 @@ type request struct {
 	bodies []map[string]any
 	calls  []callMark
 	noSync bool
-	done   chan result
 }
 
 // callMark is what a written line changes in Log.unsettled.
 type callMark struct {
 	kind Kind
 	call string
-}
-
-// result is what a waiting Append is told: its outcome, or that it must
-// now write for everyone waiting (lead).
-type result struct {
-	err  error
-	lead bool
 }
 
 // Open opens the copy at path, creating it with mode 0600 if it is missing,
@@ -206,7 +196,7 @@ func open(f *os.File, path string, key []byte, name string, created bool, v Visi
 		unsettled:  acc.unsettled(),
 		cpUse:      cpUse,
 	}
-	l.idle.L = &l.mu
+	l.w = groupcommit.New(&l.mu, l.round)
 	l.writeFile = f.Write
 	l.syncFile = func() error { return unix.Fdatasync(int(f.Fd())) }
 	return l, nil
@@ -234,7 +224,7 @@ func (l *Log) Unfinished() []Unfinished { return append([]Unfinished(nil), l.unf
 func (l *Log) Err() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.broken
+	return l.w.Err()
 }
 
 // Append writes lines to the copy, numbering them, naming the executor and
@@ -264,7 +254,7 @@ func (l *Log) appendLines(noSync bool, lines []Line) error {
 		return nil
 	}
 	now := time.Now()
-	req := &request{bodies: make([]map[string]any, len(lines)), noSync: noSync, done: make(chan result, 1)}
+	req := &request{bodies: make([]map[string]any, len(lines)), noSync: noSync}
 	for i := range lines {
 		ln := lines[i]
 		if ln.When.IsZero() {
@@ -286,78 +276,38 @@ func (l *Log) appendLines(noSync bool, lines []Line) error {
 		l.mu.Unlock()
 		return fmt.Errorf("appending to copy %s: %w", l.path, ErrClosed)
 	}
-	if l.broken != nil {
-		err := l.broken
-		l.mu.Unlock()
-		return err
-	}
-	l.pending = append(l.pending, req)
-	if l.writing {
-		l.mu.Unlock()
-		r := <-req.done
-		if !r.lead {
-			return r.err
-		}
-		l.mu.Lock()
-	}
-	l.writing = true
-	l.writeRounds(req)
+	t := l.w.Enqueue(req)
 	l.mu.Unlock()
-	return (<-req.done).err
+	return l.w.Await(t)
 }
 
-// writeRounds writes everything pending, round after round, until own's
-// lines are written; then it hands the writing on to the first request still
-// waiting, or stops. Called with l.mu held and l.writing set.
-func (l *Log) writeRounds(own *request) {
-	for {
-		group := l.pending
-		l.pending = nil
-		seq, size := l.nextSeq, l.size
-		l.mu.Unlock()
-		buf, seqAfter, encErrs := l.encode(group, seq)
-		synced := false
-		for _, r := range group {
-			synced = synced || !r.noSync
-		}
-		err := l.writeLines(buf, size, synced)
-		l.mu.Lock()
-		if err != nil {
-			l.broken = fmt.Errorf("writing copy %s: %w: %w", l.path, ErrUnwritable, err)
-			for _, r := range group {
-				r.done <- result{err: l.broken}
-			}
-			for _, r := range l.pending {
-				r.done <- result{err: l.broken}
-			}
-			l.pending = nil
-			break
-		}
+// round writes the lines of every request waiting (groupcommit.Round):
+// numbered from the copy's next number, with one write, and one fdatasync
+// unless none of them asks for it. Only a round changes nextSeq and size,
+// so it reads them without the lock.
+func (l *Log) round(group []*request) ([]error, func(), error) {
+	seq, size := l.nextSeq, l.size
+	buf, seqAfter, encErrs := l.encode(group, seq)
+	synced := false
+	for _, r := range group {
+		synced = synced || !r.noSync
+	}
+	if err := l.writeLines(buf, size, synced); err != nil {
+		return nil, nil, fmt.Errorf("writing copy %s: %w: %w", l.path, ErrUnwritable, err)
+	}
+	return encErrs, func() {
 		l.nextSeq = seqAfter
 		l.size += int64(len(buf))
 		if len(buf) > 0 {
 			l.unsynced = !synced
 			l.sum.Write(buf)
 		}
-		ownDone := false
 		for i, r := range group {
 			if encErrs[i] == nil {
 				l.settle(r.calls)
 			}
-			r.done <- result{err: encErrs[i]}
-			ownDone = ownDone || r == own
 		}
-		if len(l.pending) == 0 {
-			break
-		}
-		if ownDone {
-			next := l.pending[0]
-			next.done <- result{lead: true}
-			return // writing stays set: next carries on
-		}
-	}
-	l.writing = false
-	l.idle.Broadcast()
+	}, nil
 }
 
 // settle notes what written lines change in the calls without a receipt.
@@ -444,11 +394,9 @@ func (l *Log) Close() error {
 		return nil
 	}
 	l.closed = true
-	for l.writing {
-		l.idle.Wait()
-	}
+	l.w.WaitIdle()
 	var serr error
-	if l.unsynced && l.broken == nil {
+	if l.unsynced && l.w.Err() == nil {
 		if serr = l.syncFile(); serr != nil {
 			serr = fmt.Errorf("syncing copy %s at close: %w", l.path, serr)
 		}

@@ -170,7 +170,7 @@ func TestFailedWriteFailsEveryWaiter(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		l.mu.Lock()
-		n := len(l.pending)
+		n := l.w.Waiting()
 		l.mu.Unlock()
 		if n == 4 {
 			break

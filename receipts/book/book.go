@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/seed-6e06167c/mcp-executor/internal/groupcommit"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 )
@@ -26,12 +26,10 @@ type Book struct {
 	f      *os.File
 	ledger *Ledger
 
-	wmu     sync.Mutex
-	queue   []*write
-	writing bool
-	size    int64 // bytes durable in the file
-	needLF  bool  // the last line read had no line feed
-	broken  error
+	wmu    sync.Mutex // guards what follows, and w's queue
+	w      *groupcommit.Writer[[]byte]
+	size   int64 // bytes durable in the file; changed by w's rounds alone, under wmu
+	needLF bool  // the last line read had no line feed; the same
 
 	// syncFile makes the appended bytes durable (syncData); tests replace
 	// it to hold a writer in its sync or to make the sync fail.
@@ -39,21 +37,6 @@ type Book struct {
 
 	trust string // trustOf the options it was opened with
 	cpUse string // what OpenBook made of the checkpoint (CheckpointUse)
-}
-
-// write is one line handed to the book's writer. The line's own appender
-// is told on done either that the line is durable (or why not), or that it
-// is now the writer (lead): appenders take turns writing, so that no
-// goroutine is started and no hand-off is waited on for a line.
-type write struct {
-	data []byte
-	lead bool // the appender writes: no writer was at work when it came
-	done chan writeTurn
-}
-
-type writeTurn struct {
-	err  error
-	lead bool // the writer handed its work on to this line's appender
 }
 
 // Line is one entry of a book: exactly one of Slip, Stub, Refusal,
@@ -117,6 +100,7 @@ func OpenBook(path string, opts Options) (*Book, error) {
 	}
 	b := &Book{path: path, f: f, trust: trustOf(opts)}
 	b.syncFile = b.syncData
+	b.w = groupcommit.New(&b.wmu, b.round)
 	r, err := b.readAll(opts)
 	if err != nil {
 		_ = f.Close() // only read so far; the read error is the one to report
@@ -317,7 +301,7 @@ func (b *Book) appendLines(lines [][]byte, res *Reservation, signed map[string]a
 			leaves[i] = leafHash(line)
 		}
 	}
-	var waits []*write
+	var waits []*groupcommit.Ticket[[]byte]
 	err := func() error {
 		l.mu.Lock()
 		defer l.mu.Unlock()
@@ -356,113 +340,42 @@ func (b *Book) appendLines(lines [][]byte, res *Reservation, signed map[string]a
 		return nil
 	}()
 	for _, w := range waits {
-		if werr := b.await(w); werr != nil && err == nil {
+		if werr := b.w.Await(w); werr != nil && err == nil {
 			err = werr
 		}
 	}
 	return err
 }
 
-// await returns once w's line is durable, writing it (and whatever waits
-// with it) when it is w's appender's turn to write.
-func (b *Book) await(w *write) error {
-	if !w.lead {
-		t := <-w.done
-		if !t.lead {
-			return t.err
-		}
-	}
-	b.writeRounds(w)
-	return (<-w.done).err
-}
-
 // enqueue hands one line to the writer; the caller holds the ledger's
 // lock, so lines are written in the order they were read. The caller then
 // awaits the line, after letting the lock go.
-func (b *Book) enqueue(line []byte) *write {
-	w := &write{data: append(line, '\n'), done: make(chan writeTurn, 1)}
+func (b *Book) enqueue(line []byte) *groupcommit.Ticket[[]byte] {
 	b.wmu.Lock()
 	defer b.wmu.Unlock()
-	if b.broken != nil {
-		w.done <- writeTurn{err: b.broken}
-		return w
-	}
-	b.queue = append(b.queue, w)
-	if !b.writing {
-		b.writing, w.lead = true, true
-	}
-	return w
+	return b.w.Enqueue(append(line, '\n'))
 }
 
-// writeRounds writes everything waiting with one write and one fdatasync,
-// round after round, until own's line is durable (own is in the first
-// round: it is at the head of the queue when its appender's turn comes).
-// It then hands the writing on to the first line still waiting, or stops.
-// Each line's appender is told its result on the line's done.
-func (b *Book) writeRounds(own *write) {
-	for {
-		b.wmu.Lock()
-		batch := b.queue
-		b.queue = nil
-		if len(batch) == 0 || b.broken != nil {
-			for _, w := range batch {
-				w.done <- writeTurn{err: b.broken}
-			}
-			b.writing = false
-			b.wmu.Unlock()
-			return
-		}
-		needLF := b.needLF
-		b.wmu.Unlock()
-
-		// The lines are written as they are, none copied: one write(2) of
-		// a single line, one writev(2) of several.
-		bufs := make([][]byte, 0, len(batch)+1)
-		if needLF {
-			bufs = append(bufs, []byte{'\n'})
-		}
-		n := int64(0)
-		for _, w := range batch {
-			bufs = append(bufs, w.data)
-			n += int64(len(w.data))
-		}
-		if needLF {
-			n++
-		}
-		err := b.writeDurable(bufs)
-
-		b.wmu.Lock()
-		if err == nil {
-			b.size += n
-			b.needLF = false
-		} else {
-			b.broken = err
-			b.ledger.broken.Store(&err)
-		}
-		// The writer ends before it tells the waiters, when nothing more
-		// waits: a caller whose line is durable then sees the book idle
-		// (Checkpoint relies on it).
-		last := len(b.queue) == 0 && err == nil
-		if last {
-			b.writing = false
-		}
-		var next *write
-		if !last && err == nil && slices.Contains(batch, own) {
-			next = b.queue[0] // writing stays set: next's appender carries on
-		}
-		b.wmu.Unlock()
-		for _, w := range batch {
-			w.done <- writeTurn{err: err}
-		}
-		if last {
-			return
-		}
-		if next != nil {
-			next.done <- writeTurn{lead: true}
-			return
-		}
-		// A failed round: the next one tells everyone still waiting.
+// round writes every line waiting with one write and one fdatasync
+// (groupcommit.Round): the lines as they are, none copied, one write(2)
+// of a single line, one writev(2) of several. Only a round changes size
+// and needLF, so it reads them without the lock. A failed round breaks
+// the book and its ledger.
+func (b *Book) round(batch [][]byte) ([]error, func(), error) {
+	bufs := make([][]byte, 0, len(batch)+1)
+	n := int64(0)
+	if b.needLF {
+		bufs = append(bufs, []byte{'\n'})
+		n++
 	}
+	for _, line := range batch {
+		bufs = append(bufs, line)
+		n += int64(len(line))
+	}
+	if err := b.writeDurable(bufs); err != nil {
+		return nil, func() { b.ledger.broken.Store(&err) }, err
+	}
+	return nil, func() { b.size, b.needLF = b.size+n, false }, nil
 }
 
 func (b *Book) writeDurable(bufs [][]byte) error {

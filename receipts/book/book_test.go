@@ -405,7 +405,7 @@ func TestAppendersTakeTurnsWriting(t *testing.T) {
 			deadline := time.Now().Add(10 * time.Second)
 			for {
 				b.wmu.Lock()
-				n := len(b.queue)
+				n := b.w.Waiting()
 				b.wmu.Unlock()
 				if n == calls-1 {
 					break

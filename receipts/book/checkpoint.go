@@ -78,7 +78,7 @@ func (b *Book) Checkpoint() (c Checkpoint, ok bool) {
 	defer l.mu.Unlock()
 	b.wmu.Lock()
 	defer b.wmu.Unlock()
-	if b.writing || len(b.queue) > 0 || b.broken != nil || b.needLF {
+	if b.w.Busy() || b.w.Err() != nil || b.needLF {
 		return Checkpoint{}, false
 	}
 	root := l.r.tree.root()
