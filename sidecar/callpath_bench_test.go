@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strconv"
@@ -28,6 +29,27 @@ import (
 // BenchmarkCallPath is measured over.
 const callPathCalls = 400
 
+// TestRelayPassesCalls: the bare relay BenchmarkCallPath measures beside
+// the executor hands a call to the server and its answer back unchanged.
+func TestRelayPassesCalls(t *testing.T) {
+	direct, relay := testServerSession(t, "sdk"), testServerSession(t, "relay")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	want, err := direct.CallTool(ctx, benchParams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		got, err := relay.CallTool(ctx, benchParams)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("through the relay: %+v, directly: %+v", got, want)
+		}
+	}
+}
+
 // BenchmarkCallPath measures, side by side in each round (one b.N
 // iteration; run it with -benchtime=5x or more), the figures issue 17 asks
 // for, and reports the median over the rounds of each ratio:
@@ -40,6 +62,22 @@ const callPathCalls = 400
 //   - added-x-floor: (executor − direct) time per call at 1 in flight, over
 //     the floor; the go-sdk client and server over real pipes, the
 //     executor the real binary;
+//   - floor-in-call-ms, added-x-floor-in-call: the same floor paid in a
+//     call's rhythm, as the executor pays it: the copy-sized line synced,
+//     then a direct call to the server, then the four signatures and the
+//     book line synced, less the direct call's own time; and the added
+//     time over it. On a virtual machine whose idle cores sleep, a sync or
+//     a signature that comes after a wait takes longer than one in a tight
+//     loop: the difference between the two floors is that price, which
+//     any executor pays, and the rest of the added time is the executor's
+//     own (its CPU on the path and its pipe round trip, pipe-rtt-ms);
+//   - relay1-ms, relay-added-x-floor, beyond-relay-x-floor: the same calls
+//     at 1 in flight through a bare line relay (runRelay: a process that
+//     starts the server and copies lines both ways, nothing judged or
+//     written), the least any process between client and server adds;
+//     its added time over the floor; and the executor's time beyond the
+//     relay's over the floor: the floor's own work (1) and what the
+//     executor adds to it besides the hop (the rest);
 //   - flight16-x-direct: calls/s at 16 in flight through the executor over
 //     the same calls made directly;
 //   - flight16-x-sign: the same calls/s over what the machine's cores can
@@ -64,6 +102,7 @@ const callPathCalls = 400
 //     the floor. Back to back, with the cores awake, it takes microseconds.
 func BenchmarkCallPath(b *testing.B) {
 	direct := directSession(b)
+	relay := relaySession(b)
 	h := startWith(b, "sdk", baseOptions())
 	executor := h.client(context.Background())
 	defer executor.Close()
@@ -71,15 +110,18 @@ func BenchmarkCallPath(b *testing.B) {
 	defer fl.close()
 	echo := startEcho(b)
 	warm(b, direct)
+	warm(b, relay)
 	warm(b, executor)
 
 	var added, flightDirect, flightSign, floorMS, direct1MS, exec1MS, sign16, exec16 []float64
-	var directCPU, execCPU, signCPU, busy16, wake, rtt, rttFloor []float64
+	var directCPU, execCPU, signCPU, busy16, wake, rtt, rttFloor, inCallMS, addedInCall, relay1MS, hop, beyondRelay []float64
 	b.ResetTimer()
 	for range b.N {
 		floor := fl.perCall(b, callPathCalls/4)
 		d1 := perCall(b, direct, callPathCalls/2, 1)
 		e1 := perCall(b, executor, callPathCalls/2, 1)
+		inCall := fl.perCallBeside(b, direct, callPathCalls/4) - d1
+		r1 := perCall(b, relay, callPathCalls/2, 1)
 		c0 := machineCPU(b)
 		d16 := perCall(b, direct, callPathCalls, 16)
 		c1 := machineCPU(b)
@@ -96,6 +138,11 @@ func BenchmarkCallPath(b *testing.B) {
 		rtt = append(rtt, ms(r))
 		rttFloor = append(rttFloor, float64(r)/float64(floor))
 		added = append(added, float64(e1-d1)/float64(floor))
+		inCallMS = append(inCallMS, ms(inCall))
+		addedInCall = append(addedInCall, float64(e1-d1)/float64(inCall))
+		relay1MS = append(relay1MS, ms(r1))
+		hop = append(hop, float64(r1-d1)/float64(floor))
+		beyondRelay = append(beyondRelay, float64(e1-r1)/float64(floor))
 		flightDirect = append(flightDirect, float64(d16)/float64(e16))
 		flightSign = append(flightSign, float64(sc)/float64(e16))
 		floorMS = append(floorMS, ms(floor))
@@ -109,6 +156,11 @@ func BenchmarkCallPath(b *testing.B) {
 	b.ReportMetric(median(direct1MS), "direct1-ms")
 	b.ReportMetric(median(exec1MS), "executor1-ms")
 	b.ReportMetric(median(added), "added-x-floor")
+	b.ReportMetric(median(inCallMS), "floor-in-call-ms")
+	b.ReportMetric(median(addedInCall), "added-x-floor-in-call")
+	b.ReportMetric(median(relay1MS), "relay1-ms")
+	b.ReportMetric(median(hop), "relay-added-x-floor")
+	b.ReportMetric(median(beyondRelay), "beyond-relay-x-floor")
 	b.ReportMetric(median(exec16), "executor16-calls/s")
 	b.ReportMetric(median(sign16), "sign-calls/s")
 	b.ReportMetric(median(flightDirect), "flight16-x-direct")
@@ -227,13 +279,21 @@ func median(xs []float64) float64 {
 }
 
 // directSession is the go-sdk client connected straight to the test server.
-func directSession(b *testing.B) *mcp.ClientSession {
+func directSession(b *testing.B) *mcp.ClientSession { return testServerSession(b, "sdk") }
+
+// relaySession is the go-sdk client connected to the test server through
+// a bare line relay (runRelay).
+func relaySession(b *testing.B) *mcp.ClientSession { return testServerSession(b, "relay") }
+
+// testServerSession is the go-sdk client connected to this binary run in
+// the given testServerEnv mode.
+func testServerSession(b testing.TB, mode string) *mcp.ClientSession {
 	self, err := os.Executable()
 	if err != nil {
 		b.Fatal(err)
 	}
 	cmd := exec.Command(self)
-	cmd.Env = append(os.Environ(), testServerEnv+"=sdk", recordEnv+"="+filepath.Join(b.TempDir(), "record.jsonl"))
+	cmd.Env = append(os.Environ(), testServerEnv+"="+mode, recordEnv+"="+filepath.Join(b.TempDir(), "record.jsonl"))
 	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
 	cs, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
@@ -331,20 +391,37 @@ func (fl *floor) sign(b *testing.B) {
 func (fl *floor) perCall(b *testing.B, n int) time.Duration {
 	start := time.Now()
 	for range n {
-		for _, w := range []struct {
-			f    *os.File
-			line []byte
-		}{{fl.copyF, fl.copyLine}, {fl.book, fl.bookLine}} {
-			if _, err := w.f.Write(w.line); err != nil {
-				b.Fatal(err)
-			}
-			if err := unix.Fdatasync(int(w.f.Fd())); err != nil {
-				b.Fatal(err)
-			}
-		}
+		fl.appendSynced(b, fl.copyF, fl.copyLine)
+		fl.appendSynced(b, fl.book, fl.bookLine)
 		fl.sign(b)
 	}
 	return time.Since(start) / time.Duration(n)
+}
+
+// perCallBeside is the wall time per call of n rounds of the floor's work
+// in a call's order, with a direct call where the server has it: the copy
+// line synced, the call made, the four signatures, the book line synced.
+func (fl *floor) perCallBeside(b *testing.B, direct *mcp.ClientSession, n int) time.Duration {
+	start := time.Now()
+	for range n {
+		fl.appendSynced(b, fl.copyF, fl.copyLine)
+		if res, err := direct.CallTool(context.Background(), benchParams); err != nil || res.IsError {
+			b.Fatalf("call: %v %+v", err, res)
+		}
+		fl.sign(b)
+		fl.appendSynced(b, fl.book, fl.bookLine)
+	}
+	return time.Since(start) / time.Duration(n)
+}
+
+// appendSynced appends line to f with one write and one fdatasync.
+func (fl *floor) appendSynced(b *testing.B, f *os.File, line []byte) {
+	if _, err := f.Write(line); err != nil {
+		b.Fatal(err)
+	}
+	if err := unix.Fdatasync(int(f.Fd())); err != nil {
+		b.Fatal(err)
+	}
 }
 
 // signCapacity is the wall time per call of n calls' four signatures made

@@ -42,6 +42,9 @@ func TestMain(m *testing.M) {
 	case "echo":
 		runEchoServer()
 		return
+	case "relay":
+		runRelay()
+		return
 	case "closeout", "orphan", "sleeper", "closein":
 		runEndingServer(os.Getenv(testServerEnv))
 		return
@@ -301,12 +304,49 @@ func itoa(n int) string { return strconv.Itoa(n) }
 
 // runEchoServer writes back every line it reads: the benchmarks' measure of
 // one round trip between two processes over pipes.
-func runEchoServer() {
-	in := bufio.NewReader(os.Stdin)
+// runRelay is the least a process between client and server can do: it
+// starts the go-sdk test server as its child and copies each line from its
+// input to the server's, and each line from the server's output to its
+// own, nothing read or written down (BenchmarkCallPath's relay figure).
+func runRelay() {
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "relay:", err)
+		os.Exit(1)
+	}
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), testServerEnv+"=sdk")
+	cmd.Stderr = os.Stderr
+	toServer, err := cmd.StdinPipe()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "relay:", err)
+		os.Exit(1)
+	}
+	fromServer, err := cmd.StdoutPipe()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "relay:", err)
+		os.Exit(1)
+	}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "relay:", err)
+		os.Exit(1)
+	}
+	go func() {
+		relayLines(toServer, os.Stdin)
+		toServer.Close() // the server ends at the end of its input
+	}()
+	relayLines(os.Stdout, fromServer)
+	_ = cmd.Wait() // it ended when its output did
+}
+
+// relayLines writes each line read from r to w, one write a line, until r
+// ends or w fails.
+func relayLines(w io.Writer, r io.Reader) {
+	in := bufio.NewReader(r)
 	for {
 		line, err := in.ReadBytes('\n')
 		if len(line) > 0 {
-			if _, werr := os.Stdout.Write(line); werr != nil {
+			if _, werr := w.Write(line); werr != nil {
 				return
 			}
 		}
@@ -315,3 +355,5 @@ func runEchoServer() {
 		}
 	}
 }
+
+func runEchoServer() { relayLines(os.Stdout, os.Stdin) }
