@@ -209,6 +209,7 @@ fuzz_all() {
 	./sidecar/ FuzzErrorBodyMessage later
 	./receipts/book/ FuzzVerifyOnEveryCore later
 	./receipts/book/ FuzzBlankHybridSignatures later
+	./receipts/book/ FuzzVerifyEntries later
 	EOF
 }
 

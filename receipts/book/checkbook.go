@@ -12,7 +12,7 @@ func CheckBook(text []byte, opts Options) Result {
 	var entries []Entry
 	collect := func(e *Entry) { entries = append(entries, *e) }
 	pool := newVerifyPool()
-	out, _ := checkStreamLines(bytes.NewReader(text), opts, collect, nil, pool) // reading from memory never fails
+	out, _ := checkStreamLines(bytes.NewReader(text), opts, streamHooks{entry: collect}, pool) // reading from memory never fails
 	if !pool.wait() {
 		entries = nil
 		out, _ = checkStream(bytes.NewReader(text), opts, collect)

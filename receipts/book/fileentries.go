@@ -68,15 +68,22 @@ func ReadEntries(r io.Reader, fn func(FileEntry) error) error {
 			return pl.ioErr
 		}
 		n++
-		if pl.err != nil || pl.obj == nil {
-			return nil
-		}
-		if e, ok := entryOf(pl.obj); ok {
-			e.Line = n
+		if e, ok := pl.fileEntry(n); ok {
 			return fn(e)
 		}
 		return nil
 	})
+}
+
+// fileEntry is the entry ReadEntries hands over for the line numbered n,
+// if the line holds one.
+func (pl *parsedLine) fileEntry(n int) (FileEntry, bool) {
+	if pl.err != nil || pl.obj == nil {
+		return FileEntry{}, false
+	}
+	e, ok := entryOf(pl.obj)
+	e.Line = n
+	return e, ok
 }
 
 // ReadFileEntries is ReadEntries over the book file at path.

@@ -149,15 +149,34 @@ var errStop = errors.New("stop reading")
 // it: each has then been called for the lines before, and the caller
 // drops what it kept. An error reading src is returned as it is.
 func checkStream(src io.Reader, opts Options, each func(*Entry)) (streamed, error) {
-	return checkStreamLines(src, opts, each, nil, nil)
+	return checkStreamLines(src, opts, streamHooks{entry: each}, nil)
 }
 
-// checkStreamLines is checkStream handing each line's text, too, to
-// eachLine (when given) before its entry. The lines are parsed on every
-// core (parseLines); with a pool, the signatures are checked in it, each
-// taken as valid meanwhile: the answer then holds only if pool.wait()
-// says every one checked.
-func checkStreamLines(src io.Reader, opts Options, each func(*Entry), eachLine func([]byte), pool *verifyPool) (streamed, error) {
+// streamHooks are what a check of a stream hands out as it reads; each is
+// optional.
+type streamHooks struct {
+	entry func(*Entry)  // each entry as checked (checkStream)
+	line  func([]byte)  // each line's text, before its entry
+	file  fileEntryFunc // each entry as ReadEntries reads it, before it is checked
+}
+
+// fileEntryFunc takes an entry as ReadEntries hands it over. Its error
+// stops the reading, and the reading returns it wrapped in a fileEntryErr.
+type fileEntryFunc func(FileEntry) error
+
+// fileEntryErr is the error of a fileEntryFunc, as a reading returns it.
+type fileEntryErr struct{ err error }
+
+func (e fileEntryErr) Error() string { return e.err.Error() }
+func (e fileEntryErr) Unwrap() error { return e.err }
+
+// checkStreamLines is checkStream with every hook. The lines are parsed on
+// every core (parseLines); with a pool, the signatures are checked in it,
+// each taken as valid meanwhile: the answer then holds only if
+// pool.wait() says every one checked. With a file hook, a book of more
+// than MaxEntries lines is still read to its end, to hand the hook every
+// entry as ReadEntries would; the lines past MaxEntries are not checked.
+func checkStreamLines(src io.Reader, opts Options, h streamHooks, pool *verifyPool) (streamed, error) {
 	out := streamed{res: Result{Format: Format, Problems: []Finding{}, Notes: []string{}, Entries: []Entry{}}}
 	r := newReader(opts, false)
 	if pool != nil {
@@ -166,26 +185,39 @@ func checkStreamLines(src io.Reader, opts Options, each func(*Entry), eachLine f
 	kb := newKeyBoard()
 	acc := summaryAcc{missing: map[string]bool{}, allCompared: true}
 	tooLarge := false
+	lines := 0
 	err := parseLines(src, 0, kb, opts, func(pl *parsedLine) error {
 		switch {
 		case pl.noLine:
 			return nil
 		case pl.ioErr != nil:
 			return pl.ioErr
-		case r.size >= MaxEntries:
+		}
+		lines++
+		if h.file != nil {
+			if e, ok := pl.fileEntry(lines); ok {
+				if err := h.file(e); err != nil {
+					return fileEntryErr{err}
+				}
+			}
+		}
+		if r.size >= MaxEntries {
 			tooLarge = true
+			if h.file != nil {
+				return nil
+			}
 			return errStop
 		}
-		if eachLine != nil {
-			eachLine(pl.line)
+		if h.line != nil {
+			h.line(pl.line)
 		}
 		r.leaf, r.line = &pl.leaf, pl
 		e, _ := r.readValue(pl.line, pl.obj, pl.names, pl.err, false)
 		r.line = nil
 		kb.publish(r, &e)
 		acc.add(r, &e)
-		if each != nil {
-			each(&e)
+		if h.entry != nil {
+			h.entry(&e)
 		}
 		return nil
 	})

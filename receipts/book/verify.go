@@ -2,6 +2,7 @@ package book
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -42,6 +43,29 @@ func VerifyFile(path string, trust []string) (*Report, error) {
 	return rep, nil
 }
 
+// VerifyFileEntries is VerifyFile handing each entry of the book to fn as
+// it is read, in order, as ReadFileEntries does, from the one reading
+// whose bytes the report is about: a caller that needs both the report
+// and the entries reads the book once. Each entry is handed over once,
+// before its line is checked; fn must not change it. fn's error stops the
+// check and is returned as it is.
+func VerifyFileEntries(path string, trust []string, fn func(FileEntry) error) (*Report, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading book %s: %w", path, err)
+	}
+	defer func() { _ = f.Close() }() // read only: a failed close loses nothing
+	rep, err := verifyStream(f, Options{IssuerKeys: trust}, streamHooks{file: fn})
+	if fe, ok := errors.AsType[fileEntryErr](err); ok {
+		return nil, fe.err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading book %s: %w", path, err)
+	}
+	rep.Path = path
+	return rep, nil
+}
+
 // Verify checks a book's text and reports on it.
 func Verify(text []byte, opts Options) *Report {
 	rep, _ := VerifyReader(bytes.NewReader(text), opts, nil) // reading from memory never fails
@@ -57,26 +81,53 @@ func Verify(text []byte, opts Options) *Report {
 // again checking each in its turn, so that the answer is the one a reading
 // in order gives.
 func VerifyReader(src io.Reader, opts Options, each func(line []byte)) (*Report, error) {
+	return verifyStream(src, opts, streamHooks{line: each})
+}
+
+// verifyStream is VerifyReader with the hooks h. A file hook is called in
+// the first reading only: should the book be read again (a signature did
+// not check on the pool), its entries have been handed over already, and
+// the second reading must find a problem too, or the book changed in
+// between (CodeChangedWhileRead).
+func verifyStream(src io.Reader, opts Options, h streamHooks) (*Report, error) {
 	seeker, again := src.(io.Seeker)
-	if !again || each != nil {
-		return verifyReader(src, opts, each, nil)
+	if !again || h.line != nil {
+		return verifyReader(src, opts, h, nil)
 	}
 	start, err := seeker.Seek(0, io.SeekCurrent)
 	if err != nil {
-		return verifyReader(src, opts, each, nil)
+		return verifyReader(src, opts, h, nil)
 	}
 	pool := newVerifyPool()
-	rep, err := verifyReader(src, opts, nil, pool)
+	rep, err := verifyReader(src, opts, h, pool)
 	if checked := pool.wait(); err != nil || checked {
 		return rep, err
 	}
 	if _, err := seeker.Seek(start, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("reading the book again from its start: %w", err)
 	}
-	return verifyReader(src, opts, nil, nil)
+	readAgain()
+	rep, err = verifyReader(src, opts, streamHooks{}, nil)
+	if err == nil && h.file != nil && len(rep.Problems) == 0 {
+		// A signature that did not check in the first reading finds no
+		// problem in this one, which checks the same signature at the same
+		// point: the book changed in between, and the entries handed over
+		// came from the first reading.
+		rep.Intact = false
+		rep.Problems = append(rep.Problems, LineFinding{Line: 0, Code: CodeChangedWhileRead,
+			Message: "the book changed while it was read: a signature that did not check in the first reading checked in the second; read it again"})
+	}
+	return rep, err
 }
 
-func verifyReader(src io.Reader, opts Options, each func(line []byte), pool *verifyPool) (*Report, error) {
+// CodeChangedWhileRead is the problem of a book that changed under
+// VerifyFileEntries between its two readings.
+const CodeChangedWhileRead = "changed-while-read"
+
+// readAgain is called as a book is read a second time; tests count it.
+var readAgain = func() {}
+
+func verifyReader(src io.Reader, opts Options, h streamHooks, pool *verifyPool) (*Report, error) {
 	var problems, breaches []LineFinding
 	lines := func(e *Entry) {
 		for _, p := range e.Problems {
@@ -86,7 +137,8 @@ func verifyReader(src io.Reader, opts Options, each func(line []byte), pool *ver
 			breaches = append(breaches, LineFinding{Line: e.Index + 1, Code: b.Code, Message: b.Message})
 		}
 	}
-	out, err := checkStreamLines(src, opts, lines, each, pool)
+	h.entry = lines
+	out, err := checkStreamLines(src, opts, h, pool)
 	if err != nil {
 		return nil, err
 	}

@@ -179,7 +179,22 @@ func TestCompareMissingParts(t *testing.T) {
 			}
 		})
 		code, out, _ := run(t, "compare", "--config", e.SettingsPath)
-		if code != ExitFinding || !strings.Contains(lines(out)[0], "copy unreadable") {
+		if code != ExitFinding || !strings.HasSuffix(lines(out)[0], "; copy unreadable; book intact") {
+			t.Fatalf("exit %d\n%s", code, out)
+		}
+		// The book is still read and checked when the copy does not verify: its state is the
+		// checker's.
+		bookText, err := os.ReadFile(e.BookPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		other := filepath.Join(e.Dir, "book-with-a-problem.jsonl")
+		if err := os.WriteFile(other, append(bookText, "not a record\n"...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, out, _ = run(t, "compare", "--config", e.SettingsPath, "--book", other)
+		if code != ExitFinding || !strings.HasSuffix(lines(out)[0], "; copy unreadable; book not intact, 1 problem") ||
+			!strings.Contains(out, "book problem at line 2: not-json: ") {
 			t.Fatalf("exit %d\n%s", code, out)
 		}
 	})

@@ -84,47 +84,52 @@ func CompareCopy(ctx context.Context, o CompareOptions) (*CompareResult, error) 
 	return compareWithKey(set, key, bookPath, o.ListMatches)
 }
 
-// compareWithKey checks the book at bookPath and holds the settings' copy,
-// under key (already loaded), against it.
+// compareWithKey holds the settings' copy, under key (already loaded),
+// against the book at bookPath, checking the book as it goes.
 func compareWithKey(set *settings.Settings, key []byte, bookPath string, listMatches bool) (*CompareResult, error) {
-	check, err := book.VerifyFile(bookPath, set.Agent.IssuerKeys)
-	if err != nil {
-		return nil, err
-	}
 	return compareFiles(compareFilesIn{
 		copyPath: set.Executor.Copy, key: key, name: set.Name, bookPath: bookPath, service: set.Service,
-		check: check, listMatches: listMatches,
+		trust: set.Agent.IssuerKeys, listMatches: listMatches,
 	})
 }
 
-// compareFilesIn is what compareFiles reads: the copy, and a book already
-// checked.
+// compareFilesIn is what compareFiles reads: the copy, and the book with
+// the passkeys its slips are checked against.
 type compareFilesIn struct {
 	copyPath    string
 	key         []byte
 	name        string
 	bookPath    string
 	service     string
-	check       *book.Report
+	trust       []string
 	listMatches bool
+	// readBook reads and checks the book, handing fn its entries:
+	// book.VerifyFileEntries when nil.
+	readBook func(path string, trust []string, fn func(book.FileEntry) error) (*book.Report, error)
 }
 
-// compareFiles holds the copy against the checked book, reading each line
-// by line: the book once (and once more when the copy does not verify, for
-// the rules its receipts name), the copy once, and again only for the
-// texts of what it reports.
+// compareFiles holds the copy against the book, reading each line by
+// line: the copy first; then the book once, checked as it is read and its
+// entries handed to the comparison from that same reading (so that the
+// check's report and the comparison are about the same bytes, even beside
+// an executor that appends); then the copy again, only for the texts of
+// what it reports. A copy that does not verify is compared with nothing,
+// and the book is still read, for its check and the rules its receipts
+// name.
 func compareFiles(in compareFilesIn) (*CompareResult, error) {
-	res := &CompareResult{Copy: in.copyPath, Book: in.bookPath, BookCheck: in.check}
+	res := &CompareResult{Copy: in.copyPath, Book: in.bookPath}
 	service := in.service
 	if service == "" {
 		service = copylog.DefaultService
 	}
 	rules := newRulesAcc(service)
-	view := copylog.BookView{Service: service, Intact: in.check.Intact, Problems: len(in.check.Problems)}
-	bookRead := false
+	view := copylog.BookView{Service: service}
+	readBook := in.readBook
+	if readBook == nil {
+		readBook = book.VerifyFileEntries
+	}
 	view.Each = func(fn func(copylog.BookEntry) error) error {
-		bookRead = true
-		return book.ReadFileEntries(in.bookPath, func(e book.FileEntry) error {
+		check, err := readBook(in.bookPath, in.trust, func(e book.FileEntry) error {
 			rules.add(e)
 			be, ok := bookEntry(e)
 			if !ok {
@@ -132,19 +137,22 @@ func compareFiles(in compareFilesIn) (*CompareResult, error) {
 			}
 			return fn(be)
 		})
+		res.BookCheck = check
+		return err
 	}
 	c, err := copylog.CompareLines(copylog.FileLines(in.copyPath, in.key, in.name), view, copylog.CompareOptions{ListMatches: in.listMatches})
 	if err != nil {
 		return nil, err
 	}
-	res.Report, res.Approvals = c.Report, c.Approvals
-	if res.Report.CopyError != "" && !bookRead {
-		// The book was not read: read it for the rules its receipts name
-		// (lines of a copy that does not verify count for nothing).
+	if res.BookCheck == nil {
+		// The copy did not verify, so the book was not read.
 		if err := view.Each(func(copylog.BookEntry) error { return nil }); err != nil {
 			return nil, err
 		}
 	}
+	res.Report, res.Approvals = c.Report, c.Approvals
+	// The book's state, known once it was read.
+	res.Report.BookIntact, res.Report.BookProblems = res.BookCheck.Intact, len(res.BookCheck.Problems)
 	res.Rules = rules.list(c.DenialRules)
 	return res, nil
 }
