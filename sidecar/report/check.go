@@ -456,9 +456,9 @@ func (c *setupCheck) contentRules() {
 	}
 }
 
-// verifyBookFile is book.VerifyFile; the near-full test puts a report of
-// a larger size in its place.
-var verifyBookFile = book.VerifyFile
+// verifyBookFile is book.VerifyFileEntries; the near-full test puts a
+// report of a larger size in its place.
+var verifyBookFile = book.VerifyFileEntries
 
 func (c *setupCheck) checkBook() {
 	set := c.set
@@ -477,7 +477,12 @@ func (c *setupCheck) checkBook() {
 		c.rep.add(LevelProblem, "book", where, err.Error(), "let the executor's user read and write the book")
 		return
 	}
-	rep, err := verifyBookFile(set.Agent.Book, set.Agent.IssuerKeys)
+	// One reading: the check, and whether the book holds the settings' slip.
+	slipInBook := false
+	rep, err := verifyBookFile(set.Agent.Book, set.Agent.IssuerKeys, func(e book.FileEntry) error {
+		slipInBook = slipInBook || c.slip != nil && e.Kind == book.KindSlip && e.Fingerprint == c.slip.Fingerprint
+		return nil
+	})
 	if err != nil {
 		c.rep.add(LevelProblem, "book", where, err.Error(), "let the executor's user read and write the book")
 		return
@@ -512,24 +517,11 @@ func (c *setupCheck) checkBook() {
 		if !rep.Intact {
 			msg = fmt.Sprintf("%d entries; not every signature could be checked here", rep.Size)
 		}
-		if c.slip != nil && !bookHoldsSlip(set.Agent.Book, c.slip.Fingerprint) {
+		if c.slip != nil && !slipInBook {
 			msg += "; the slip is not in it yet: the next start adds it"
 		}
 		c.rep.add(LevelOK, "book", where, msg, "")
 	}
-}
-
-// bookHoldsSlip reports whether a book (already checked) holds the slip
-// with fingerprint fp, reading it line by line.
-func bookHoldsSlip(path string, fp string) bool {
-	found := errors.New("found")
-	err := book.ReadFileEntries(path, func(e book.FileEntry) error {
-		if e.Kind == book.KindSlip && e.Fingerprint == fp {
-			return found
-		}
-		return nil
-	})
-	return errors.Is(err, found)
 }
 
 func lineName(n int) string {

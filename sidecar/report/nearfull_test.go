@@ -23,8 +23,8 @@ func TestCheckWarnsFromNinetyPercent(t *testing.T) {
 		warn bool
 	}{{book.NearFull - 1, false}, {book.NearFull, true}, {book.MaxEntries - book.FullReserve, true}} {
 		t.Run(fmt.Sprint(c.size), func(t *testing.T) {
-			verifyBookFile = func(path string, trust []string) (*book.Report, error) {
-				rep, err := book.VerifyFile(path, trust)
+			verifyBookFile = func(path string, trust []string, fn func(book.FileEntry) error) (*book.Report, error) {
+				rep, err := book.VerifyFileEntries(path, trust, fn)
 				if err == nil {
 					if rep.Size != 3 || len(rep.Problems) != 0 {
 						t.Fatalf("the real book: %d entries, problems %v", rep.Size, rep.Problems)
@@ -33,7 +33,7 @@ func TestCheckWarnsFromNinetyPercent(t *testing.T) {
 				}
 				return rep, err
 			}
-			t.Cleanup(func() { verifyBookFile = book.VerifyFile })
+			t.Cleanup(func() { verifyBookFile = book.VerifyFileEntries })
 			rep := CheckSetup(context.Background(), CheckOptions{ConfigPath: e.SettingsPath})
 			var warnings []SetupItem
 			for _, it := range rep.Items {

@@ -71,11 +71,35 @@ func inspectBook(t testing.TB, rules string, calls ...string) (*devsetup.Env, []
 	return e, text
 }
 
-func TestInspectBookHoldsSlip(t *testing.T) {
-	rules := canon.Fingerprint([]byte("rules"))
-	e, _ := inspectBook(t, rules, "a", "b")
-	if !bookHoldsSlip(e.BookPath, e.Slip.Fingerprint) || bookHoldsSlip(e.BookPath, rules) {
-		t.Errorf("bookHoldsSlip is wrong")
+// TestCheckSaysWhetherTheSlipIsInTheBook: check's book line says when the
+// settings' slip is not in the book yet (a new slip, which the next start
+// adds), from the same reading that checks the book, and says nothing of
+// it when the book holds it.
+func TestCheckSaysWhetherTheSlipIsInTheBook(t *testing.T) {
+	e, _ := inspectBook(t, "", "a", "b")
+	bookLine := func() string {
+		t.Helper()
+		rep := CheckSetup(context.Background(), CheckOptions{ConfigPath: e.SettingsPath})
+		for _, it := range rep.Items {
+			if it.What == "book" {
+				if it.Level != LevelOK {
+					t.Fatalf("book: %+v", it)
+				}
+				return it.Message
+			}
+		}
+		t.Fatalf("no book line: %+v", rep.Items)
+		return ""
+	}
+	if msg := bookLine(); msg != "3 entries; no problem" {
+		t.Errorf("the book holds the slip: %q", msg)
+	}
+	// A new slip from the same passkey: the book holds only the old one.
+	if _, err := devsetup.WriteSlip(e, devsetup.Options{Tools: map[string]devsetup.Tool{"echo": {Action: "provared.data.read"}}}, "executor"); err != nil {
+		t.Fatal(err)
+	}
+	if msg := bookLine(); msg != "3 entries; no problem; the slip is not in it yet: the next start adds it" {
+		t.Errorf("the book holds an older slip: %q", msg)
 	}
 }
 
