@@ -22,7 +22,8 @@
 // accepted, and a book holding one is never intact, so the check before
 // acting refuses everything under it.
 //
-// Reading a book (OpenBook, CheckBook, VerifyFile, ReadEntries) uses every
+// Reading a book (OpenBook, CheckBook, VerifyFile, VerifyFileEntries,
+// ReadEntries) uses every
 // core: workers parse the lines and check the signatures of stub lines
 // whose slip the reader has read; the reader takes the lines back in their
 // order, so that the chains, totals and findings are the ones a reading in
