@@ -72,23 +72,36 @@ func TestReadEntries(t *testing.T) {
 	}
 }
 
-// TestReadEntriesStops: the callback's error ends the reading and comes back as it is; ReadFileEntries
-// names the file it could not read.
+// TestReadEntriesStops: the callback's error ends the reading and comes back as it is, not wrapped,
+// from ReadFileEntries and from VerifyFileEntries (which then gives no report); each names the file it
+// could not open.
 func TestReadEntriesStops(t *testing.T) {
 	_, text, _ := entriesBook(t)
 	path := filepath.Join(t.TempDir(), "book.jsonl")
 	if err := os.WriteFile(path, text, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	stop := errors.New("stop")
-	n := 0
-	err := ReadFileEntries(path, func(FileEntry) error { n++; return stop })
-	if !errors.Is(err, stop) || n != 1 {
-		t.Errorf("err %v after %d entries, want stop after 1", err, n)
+	readers := map[string]func(path string, fn func(FileEntry) error) error{
+		"ReadFileEntries": ReadFileEntries,
+		"VerifyFileEntries": func(path string, fn func(FileEntry) error) error {
+			rep, err := VerifyFileEntries(path, nil, fn)
+			if rep != nil && err != nil {
+				t.Errorf("VerifyFileEntries gave a report beside its error %v", err)
+			}
+			return err
+		},
 	}
-	err = ReadFileEntries(filepath.Join(t.TempDir(), "none"), func(FileEntry) error { return nil })
-	if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "reading book") {
-		t.Errorf("missing file: %v", err)
+	for name, read := range readers {
+		stop := errors.New("stop")
+		n := 0
+		err := read(path, func(FileEntry) error { n++; return stop })
+		if err != stop || n != 1 { //nolint:errorlint // the error must come back as it is, not wrapped
+			t.Errorf("%s: err %v after %d entries, want stop itself after 1", name, err, n)
+		}
+		err = read(filepath.Join(t.TempDir(), "none"), func(FileEntry) error { return nil })
+		if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "reading book") {
+			t.Errorf("%s: missing file: %v", name, err)
+		}
 	}
 }
 

@@ -146,6 +146,30 @@ func readInOrder(text []byte, opts Options) ([]Entry, string) {
 	return r.entries, canon.B64(root[:])
 }
 
+// sameReports fails the test unless the two reports are the same as JSON.
+func sameReports(t *testing.T, aName string, a *Report, bName string, b *Report) {
+	t.Helper()
+	aj, _ := json.Marshal(a)
+	bj, _ := json.Marshal(b)
+	if !bytes.Equal(aj, bj) {
+		t.Fatalf("%s: %s\n%s: %s", aName, aj, bName, bj)
+	}
+}
+
+// addVectorBooks seeds f with each book of the format's vectors under 40 KB
+// and the first passkey its case trusts ("" for none).
+func addVectorBooks(f *testing.F) {
+	for _, c := range loadVectors(f, "books.json").Cases {
+		if text := c["text"].(string); len(text) < 40000 {
+			trust := ""
+			if keys := optionsOf(c["options"]).IssuerKeys; len(keys) > 0 {
+				trust = keys[0]
+			}
+			f.Add([]byte(text), trust)
+		}
+	}
+}
+
 // FuzzVerifyOnEveryCore: whatever the text, the report made on every core
 // (a pool, then the reading again) is the report made by the workers'
 // answers and the rest in turn, and CheckBook's entries and top
@@ -153,17 +177,7 @@ func readInOrder(text []byte, opts Options) ([]Entry, string) {
 func FuzzVerifyOnEveryCore(f *testing.F) {
 	f.Add([]byte(""), "")
 	f.Add([]byte("{}\n\n{\"stub\":{\"payload\":\"\",\"signatures\":[]}}"), "")
-	vf := loadVectors(f, "books.json")
-	for _, c := range vf.Cases {
-		if text := c["text"].(string); len(text) < 40000 {
-			keys := optionsOf(c["options"]).IssuerKeys
-			trust := ""
-			if len(keys) > 0 {
-				trust = keys[0]
-			}
-			f.Add([]byte(text), trust)
-		}
-	}
+	addVectorBooks(f)
 	f.Fuzz(func(t *testing.T, text []byte, trust string) {
 		opts := Options{IssuerKeys: []string{trust}}
 		parallel, err := VerifyReader(bytes.NewReader(text), opts, nil)
@@ -174,11 +188,7 @@ func FuzzVerifyOnEveryCore(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, _ := json.Marshal(parallel)
-		o, _ := json.Marshal(turn)
-		if !bytes.Equal(p, o) {
-			t.Fatalf("on every core %s\nin turn      %s", p, o)
-		}
+		sameReports(t, "on every core", parallel, "in turn", turn)
 		res := CheckBook(text, opts)
 		entries, root := readInOrder(text, opts)
 		if res.Size > 0 && res.Root != root {

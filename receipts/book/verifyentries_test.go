@@ -2,8 +2,6 @@ package book
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -130,26 +128,6 @@ func TestVerifyFileEntriesChangedWhileRead(t *testing.T) {
 	}
 }
 
-// TestVerifyFileEntriesStops: the callback's error ends the reading and
-// comes back as it is; a book that cannot be opened is named.
-func TestVerifyFileEntriesStops(t *testing.T) {
-	_, text, _ := entriesBook(t)
-	path := filepath.Join(t.TempDir(), "book.jsonl")
-	if err := os.WriteFile(path, text, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	stop := errors.New("stop")
-	n := 0
-	rep, err := VerifyFileEntries(path, nil, func(FileEntry) error { n++; return stop })
-	if err != stop || rep != nil || n != 1 { //nolint:errorlint // the error must come back as it is, not wrapped
-		t.Errorf("report %v, err %v after %d entries, want stop itself after 1", rep, err, n)
-	}
-	_, err = VerifyFileEntries(filepath.Join(t.TempDir(), "none"), nil, func(FileEntry) error { return nil })
-	if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "reading book") {
-		t.Errorf("missing file: %v", err)
-	}
-}
-
 // FuzzVerifyEntries: for any text, the check that hands over entries
 // reports what VerifyReader reports, and hands over, once each and in
 // order, the entries ReadEntries hands over.
@@ -158,15 +136,7 @@ func FuzzVerifyEntries(f *testing.F) {
 	f.Add([]byte("{}\n\n{\"stub\":{\"payload\":\"\",\"signatures\":[]}}"), "")
 	_, text, _ := entriesBook(f)
 	f.Add(text, "")
-	for _, c := range loadVectors(f, "books.json").Cases {
-		if text := c["text"].(string); len(text) < 40000 {
-			trust := ""
-			if keys := optionsOf(c["options"]).IssuerKeys; len(keys) > 0 {
-				trust = keys[0]
-			}
-			f.Add([]byte(text), trust)
-		}
-	}
+	addVectorBooks(f)
 	f.Fuzz(func(t *testing.T, text []byte, trust string) {
 		opts := Options{IssuerKeys: []string{trust}}
 		want, err := VerifyReader(bytes.NewReader(text), opts, nil)
@@ -184,11 +154,7 @@ func FuzzVerifyEntries(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		g, _ := json.Marshal(got)
-		w, _ := json.Marshal(want)
-		if !bytes.Equal(g, w) {
-			t.Fatalf("handing over entries %s\nVerifyReader      %s", g, w)
-		}
+		sameReports(t, "handing over entries", got, "VerifyReader", want)
 		if !reflect.DeepEqual(gotEntries, wantEntries) {
 			t.Fatalf("handed over %+v\nReadEntries %+v", gotEntries, wantEntries)
 		}
