@@ -89,6 +89,11 @@ func TestRelayPassesCalls(t *testing.T) {
 //     machine's cores busy while the executor ran at 16 in flight. When it
 //     is near 1 the calls/s at 16 in flight are bound by the cores, and
 //     their ceiling is cores / executor16-cpu-ms;
+//   - executor16-proc-cpu-ms, proc-cpu-x-sign: the CPU time the executor's
+//     own process (all its threads, not its tool server) spent per call at
+//     16 in flight, from /proc/PID/stat, and that over the CPU of the
+//     call's four signatures: what the executor costs besides the client
+//     and the server, against the least it must spend;
 //   - idle-wake-us: how long a goroutine started after the machine has
 //     been idle for a millisecond waits before it runs, while its starter
 //     keeps working: the price of handing work to another core within one
@@ -114,7 +119,7 @@ func BenchmarkCallPath(b *testing.B) {
 	warm(b, executor)
 
 	var added, flightDirect, flightSign, floorMS, direct1MS, exec1MS, sign16, exec16 []float64
-	var directCPU, execCPU, signCPU, busy16, wake, rtt, rttFloor, inCallMS, addedInCall, relay1MS, hop, beyondRelay []float64
+	var directCPU, execCPU, signCPU, busy16, wake, rtt, rttFloor, inCallMS, addedInCall, relay1MS, hop, beyondRelay, procCPU, procXSign []float64
 	b.ResetTimer()
 	for range b.N {
 		floor := fl.perCall(b, callPathCalls/4)
@@ -125,13 +130,17 @@ func BenchmarkCallPath(b *testing.B) {
 		c0 := machineCPU(b)
 		d16 := perCall(b, direct, callPathCalls, 16)
 		c1 := machineCPU(b)
+		p1 := processCPU(b, h.pid)
 		e16 := perCall(b, executor, callPathCalls, 16)
 		c2 := machineCPU(b)
+		p2 := processCPU(b, h.pid)
 		sc := signCapacity(b, fl, callPathCalls/2)
 		c3 := machineCPU(b)
 		directCPU = append(directCPU, ms((c1-c0)/callPathCalls))
 		execCPU = append(execCPU, ms((c2-c1)/callPathCalls))
 		signCPU = append(signCPU, ms((c3-c2)/(callPathCalls/2)))
+		procCPU = append(procCPU, ms((p2-p1)/callPathCalls))
+		procXSign = append(procXSign, float64((p2-p1)/callPathCalls)/float64((c3-c2)/(callPathCalls/2)))
 		busy16 = append(busy16, float64(c2-c1)/float64(e16*callPathCalls)/float64(runtime.NumCPU()))
 		wake = append(wake, float64(idleWake())/float64(time.Microsecond))
 		r := echo.roundTrip(b, callPathCalls/2)
@@ -169,6 +178,8 @@ func BenchmarkCallPath(b *testing.B) {
 	b.ReportMetric(median(execCPU), "executor16-cpu-ms")
 	b.ReportMetric(median(signCPU), "sign-cpu-ms")
 	b.ReportMetric(median(busy16), "busy16-x-cores")
+	b.ReportMetric(median(procCPU), "executor16-proc-cpu-ms")
+	b.ReportMetric(median(procXSign), "proc-cpu-x-sign")
 	b.ReportMetric(median(wake), "idle-wake-us")
 	b.ReportMetric(median(rtt), "pipe-rtt-ms")
 	b.ReportMetric(median(rttFloor), "pipe-rtt-x-floor")
@@ -261,6 +272,36 @@ func machineCPU(b *testing.B) time.Duration {
 		n, err := strconv.ParseInt(f[i], 10, 64)
 		if err != nil {
 			b.Fatalf("/proc/stat: %v", err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond
+}
+
+// processCPU is the CPU time the process pid has used (its utime and
+// stime in /proc/PID/stat, every thread, not its children), in clock ticks
+// of 10 ms.
+func processCPU(b *testing.B, pid int) time.Duration {
+	b.Helper()
+	if pid == 0 {
+		b.Fatal("the executor runs in this process: its CPU cannot be told apart")
+	}
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The command name (field 2) is in parentheses and may hold spaces:
+	// the fields after it start after the last ')'.
+	rest := string(data[strings.LastIndexByte(string(data), ')')+1:])
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		b.Fatalf("/proc/%d/stat: %q", pid, data)
+	}
+	var ticks int64
+	for _, i := range []int{11, 12} { // utime, stime: fields 14 and 15 of the line
+		n, err := strconv.ParseInt(f[i], 10, 64)
+		if err != nil {
+			b.Fatalf("/proc/%d/stat: %v", pid, err)
 		}
 		ticks += n
 	}
