@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"syscall"
+
+	"github.com/seed-6e06167c/mcp-executor/internal/durable"
 )
 
 // TornLine is what RepairTornLine did: the torn last line's number and
@@ -77,7 +79,7 @@ func RepairTornFile(path, what string, cut func(tail []byte) bool) (torn *TornLi
 		return nil, fmt.Errorf("%s %s: %w", what, path, err)
 	}
 	t := &TornLine{Line: lines + 1, KeptAt: fmt.Sprintf("%s.torn-%s", path, time.Now().UTC().Format("20060102T150405.000000000Z"))}
-	if err := writeDurable(t.KeptAt, tail); err != nil {
+	if err := durable.WriteFile(t.KeptAt, tail); err != nil { // its folder synced too, before the cut
 		return nil, fmt.Errorf("%s %s: keeping the torn line %d aside: %w", what, path, t.Line, err)
 	}
 	if err := f.Truncate(at); err != nil {
@@ -130,19 +132,4 @@ func linesBefore(f *os.File, n int64) (int, error) {
 		}
 	}
 	return lines, nil
-}
-
-// writeDurable writes data to a new file (0600) and syncs it.
-func writeDurable(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		return errors.Join(err, f.Close())
-	}
-	if err := f.Sync(); err != nil {
-		return errors.Join(err, f.Close())
-	}
-	return f.Close()
 }

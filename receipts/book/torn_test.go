@@ -81,6 +81,12 @@ func TestRepairTornLine(t *testing.T) {
 			if err != nil || !bytes.Equal(kept, tc.text[cut:]) || !strings.HasPrefix(got.KeptAt, path+".torn-") {
 				t.Errorf("kept at %s: %q (%v)", got.KeptAt, kept, err)
 			}
+			if fi, err := os.Stat(got.KeptAt); err != nil || fi.Mode().Perm() != 0o600 {
+				t.Errorf("the kept line's file: %v %v, want mode 0600", fi, err)
+			}
+			if names, _ := filepath.Glob(filepath.Join(filepath.Dir(path), ".*")); len(names) != 0 {
+				t.Errorf("left in the folder: %v", names)
+			}
 			if _, err := OpenBook(path, f.opts); err != nil {
 				t.Errorf("the book does not open after the repair: %v", err)
 			}
