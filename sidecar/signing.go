@@ -49,13 +49,28 @@ func (b *boundedSigner) Keys() jwk.KeySet { return b.inner.Keys() }
 // that signer does (record.CheckedSigner).
 func (b *boundedSigner) SignaturesChecked() bool { return record.SignaturesChecked(b.inner) }
 
-// SignsInProcess reports whether b signs on this process's cores: its
-// inner signer is a key set held here (jwk.LocalSigner), which signs in the
-// caller's goroutine (once). receipt.PreparedStub.Sign then signs a line's
-// two records one after the other when every core is busy signing.
+// SignsInProcess reports whether b signs on this process's cores (see
+// inProcess). receipt.PreparedStub.Sign then signs a line's two records
+// one after the other when every core is busy signing.
 func (b *boundedSigner) SignsInProcess() bool {
-	inner, ok := b.inner.(interface{ SignsInProcess() bool })
-	return ok && inner.SignsInProcess()
+	_, ok := b.inProcess()
+	return ok
+}
+
+// inProcess is b's inner signer when it is a key set held in this process
+// (it says so, as jwk.LocalSigner does) that appends its signatures: it
+// signs in the caller's goroutine and neither waits on anything nor fails
+// for a while, so it needs no deadline and no tries, and the call path
+// saves a hand-off per signature.
+func (b *boundedSigner) inProcess() (jwk.AppendSigner, bool) {
+	s, ok := b.inner.(interface {
+		jwk.AppendSigner
+		SignsInProcess() bool
+	})
+	if !ok || !s.SignsInProcess() {
+		return nil, false
+	}
+	return s, true
 }
 
 // ErrSignTimeout is the error of a signature that ran out of its time.
@@ -92,12 +107,13 @@ func (b *boundedSigner) Sign(ctx context.Context, alg string, input []byte) (sig
 
 // AppendSign is Sign appending the signature to dst (jwk.AppendSigner),
 // so that a record is signed into buffers used again. A key set held here
-// signs straight into dst, in the caller's goroutine, observed as Sign's
-// signatures are; any other signer signs through Sign, over its own copy
-// of the input (a signature cut at its deadline may still be reading it).
+// (inProcess) signs straight into dst, in the caller's goroutine, observed
+// as Sign's signatures are; any other signer signs through Sign, over its
+// own copy of the input (a signature cut at its deadline may still be
+// reading it).
 func (b *boundedSigner) AppendSign(ctx context.Context, alg string, dst, input []byte) (out []byte, err error) {
-	local, ok := b.inner.(*jwk.LocalSigner)
-	if !ok || local == nil {
+	local, ok := b.inProcess()
+	if !ok {
 		sig, err := b.Sign(ctx, alg, slices.Clone(input))
 		if err != nil {
 			return nil, err
@@ -115,12 +131,11 @@ func (b *boundedSigner) AppendSign(ctx context.Context, alg string, dst, input [
 
 // once runs one signature under the timeout. A signer that does not heed
 // its context is left to finish in its goroutine; its result is dropped. A
-// key set held in this process (jwk.LocalSigner) signs in the caller's
-// goroutine: it neither waits on anything nor fails for a while, so it
-// needs no deadline, and the call path saves a hand-off per signature.
+// key set held in this process (inProcess) signs in the caller's
+// goroutine, without a deadline.
 func (b *boundedSigner) once(ctx context.Context, alg string, input []byte) ([]byte, error) {
-	if local, ok := b.inner.(*jwk.LocalSigner); ok {
-		return local.Sign(ctx, alg, input)
+	if local, ok := b.inProcess(); ok {
+		return local.AppendSign(ctx, alg, nil, input)
 	}
 	ctx, cancel := context.WithTimeout(ctx, b.timeout)
 	defer cancel()
