@@ -25,7 +25,7 @@ type PreparedStub struct {
 	Content     map[string]any
 	Fingerprint string // canon.Fingerprint of the content's canonical bytes
 
-	rec record.Prepared // the content confirmed and written; zero for a PreparedStub not made by Prepare
+	rec record.Prepared // the content confirmed and written; zero (and not signable) for a PreparedStub not made by Prepare
 }
 
 // Prepare fixes the stub's content with a new id.
@@ -66,13 +66,7 @@ func (p PreparedStub) Sign(ctx context.Context, agent, executor jwk.Signer, coun
 			cs, csErr = record.SignChecked(ctx, record.Countersignature, csContent, executor)
 		}()
 	}
-	var stub record.Signed
-	var err error
-	if p.rec.IsZero() {
-		stub, err = record.SignChecked(ctx, record.Stub, p.Content, agent)
-	} else {
-		stub, err = p.rec.Sign(ctx, agent)
-	}
+	stub, err := p.rec.Sign(ctx, agent) // fails for a PreparedStub Prepare did not make
 	if csDone != nil {
 		<-csDone
 	} else if err == nil {

@@ -148,3 +148,24 @@ func TestSignsBeside(t *testing.T) {
 		}
 	}
 }
+
+// TestPreparedStubOnlyFromPrepare: a PreparedStub that Prepare did not
+// make, or whose fingerprint was changed after it, is refused, not signed.
+func TestPreparedStubOnlyFromPrepare(t *testing.T) {
+	agent, exec := newSigner(t), newSigner(t)
+	f := StubFields{Slip: canon.Fingerprint([]byte("slip")), Action: "a.b", With: "executor",
+		When: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC), Details: []record.Detail{record.TextDetail(LabelCall, "c1")}}
+	p, err := f.Prepare()
+	if err != nil {
+		t.Fatal(err)
+	}
+	literal := PreparedStub{Content: p.Content, Fingerprint: p.Fingerprint}
+	if _, err := literal.Sign(context.Background(), agent, exec, time.Now()); err == nil || !strings.Contains(err.Error(), "not prepared") {
+		t.Errorf("a PreparedStub not made by Prepare: %v", err)
+	}
+	changed := p
+	changed.Fingerprint = canon.Fingerprint([]byte("other"))
+	if _, err := changed.Sign(context.Background(), agent, exec, time.Now()); err == nil || !strings.Contains(err.Error(), "not the prepared one") {
+		t.Errorf("a prepared stub whose fingerprint changed: %v", err)
+	}
+}
