@@ -136,7 +136,7 @@ func (p Prepared) Sign(ctx context.Context, s jwk.Signer) (Signed, error) {
 	size := len(payload)
 	r := &Record{Kind: kind, Payload: payload, ContentText: text, Fingerprint: p.p.fingerprint,
 		Signatures: make([]Signature, 0, len(info.headers))}
-	n, err := signInto(ctx, r, &env, s, checked)
+	n, err := signInto(ctx, r, &env, s, keys, info, checked)
 	if err != nil {
 		return Signed{}, err
 	}
@@ -149,17 +149,18 @@ func (p Prepared) Sign(ctx context.Context, s jwk.Signer) (Signed, error) {
 	return Signed{&signed{rec: *r, keys: keys, envelope: env.String()}}, nil
 }
 
-// signInto signs r's payload with both keys of s, in its kind's order,
-// writes each signature entry to env and adds it to r.Signatures; it
-// returns the length of the entries' texts (for the record's size). A
-// signature is checked against s's keys unless s vouches for its own
-// (checked).
+// signInto signs r's payload with both keys of s, in the order of its
+// kind's headers (info), writes each signature entry to env and adds it to
+// r.Signatures; it returns the length of the entries' texts (for the
+// record's size). A signature is checked against keys, the set the record
+// carries (s.Keys(), asked once by the caller), unless s vouches for its
+// own (checked).
 //
 // A signer that appends its signature to a buffer (jwk.AppendSigner) signs
 // into one used again, from a signing input in one used again: only the
 // signature's text is kept (Signature.Bytes reads it back).
-func signInto(ctx context.Context, r *Record, env *strings.Builder, s jwk.Signer, checked bool) (int, error) {
-	kind, keys := r.Kind, s.Keys()
+func signInto(ctx context.Context, r *Record, env *strings.Builder, s jwk.Signer, keys jwk.KeySet, info *kindInfo, checked bool) (int, error) {
+	kind := r.Kind
 	appender, appends := s.(jwk.AppendSigner)
 	var bufs *signBufs
 	if appends {
@@ -170,7 +171,7 @@ func signInto(ctx context.Context, r *Record, env *strings.Builder, s jwk.Signer
 		defer signBufPool.Put(bufs)
 	}
 	size := 0
-	for i, h := range kinds[kind].headers {
+	for i, h := range info.headers {
 		var input, sig, raw []byte
 		var err error
 		if appends {

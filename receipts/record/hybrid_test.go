@@ -210,6 +210,7 @@ func TestSignRefusals(t *testing.T) {
 		{"a corrupted ML-DSA-87 signature", Stub, stubContent(), misbehavingSigner{Signer: testSigner, corrupt: jwk.MLDSA87}, problem.CheckFailed},
 		{"a failing ML-DSA-87 signer", Stub, stubContent(), misbehavingSigner{Signer: testSigner, fail: jwk.MLDSA87}, problem.CheckFailed},
 		{"a signer with no keys", Stub, stubContent(), misbehavingSigner{Signer: emptySigner{}}, problem.CheckFailed},
+		{"a signer whose keys change once asked (signing with the new ones)", Stub, stubContent(), rotatingSigner(t), problem.CheckFailed},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -235,6 +236,37 @@ func TestSignRefusals(t *testing.T) {
 	if got := Size(r.Value()); got != writtenSize(len(r.Payload), info) {
 		t.Fatalf("written size %d, measured %d", writtenSize(len(r.Payload), info), got)
 	}
+}
+
+// rotating stands for a remote signer whose key is rotated while a record
+// is signed: the first Keys() gives the set before, every later one the set
+// after, and it signs with the set after. The record carries the set of
+// the first Keys(), so its signatures must be checked against that one,
+// not against a set asked for again. No real signer rotates on demand.
+type rotating struct {
+	before, after jwk.Signer
+	asked         int
+}
+
+func rotatingSigner(t *testing.T) *rotating {
+	ed, ml := jwk.NewSeeds()
+	after, err := jwk.NewLocalSigner(ed, ml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &rotating{before: testSigner, after: misbehavingSigner{Signer: after}}
+}
+
+func (r *rotating) Keys() jwk.KeySet {
+	r.asked++
+	if r.asked == 1 {
+		return r.before.Keys()
+	}
+	return r.after.Keys()
+}
+
+func (r *rotating) Sign(ctx context.Context, alg string, in []byte) ([]byte, error) {
+	return r.after.Sign(ctx, alg, in)
 }
 
 type emptySigner struct{}
