@@ -63,11 +63,8 @@ func (b *boundedSigner) SignsInProcess() bool {
 // for a while, so it needs no deadline and no tries, and the call path
 // saves a hand-off per signature.
 func (b *boundedSigner) inProcess() (jwk.AppendSigner, bool) {
-	s, ok := b.inner.(interface {
-		jwk.AppendSigner
-		SignsInProcess() bool
-	})
-	if !ok || !s.SignsInProcess() {
+	s, ok := b.inner.(jwk.AppendSigner)
+	if !ok || !jwk.SignsInProcess(b.inner) {
 		return nil, false
 	}
 	return s, true

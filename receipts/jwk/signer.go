@@ -78,6 +78,15 @@ func (s *LocalSigner) Sign(ctx context.Context, alg string, signingInput []byte)
 // held here), for callers that choose how many signatures to run at once.
 func (s *LocalSigner) SignsInProcess() bool { return s != nil }
 
+// SignsInProcess reports whether s says it signs on this process's cores
+// (a key set held here, as LocalSigner), not elsewhere (Vault Transit):
+// for callers that choose how many signatures to run at once, or whether
+// one needs a deadline.
+func SignsInProcess(s Signer) bool {
+	x, ok := s.(interface{ SignsInProcess() bool })
+	return ok && x.SignsInProcess()
+}
+
 // AppendSigner is a Signer that can append its signature to a buffer it
 // is given (and keeps no hold on the buffer or the input), so that a
 // caller that only reads the signature once can use one buffer again.

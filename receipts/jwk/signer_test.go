@@ -238,3 +238,30 @@ func TestLocalSignerAppendSign(t *testing.T) {
 		}
 	}
 }
+
+// elsewhere is a signer that says nothing of where it signs, as a remote
+// one (Vault Transit) does.
+type elsewhere struct{ Signer }
+
+// TestSignsInProcess: only a signer that says so signs in this process; a
+// nil key set, or a signer that says nothing, does not.
+func TestSignsInProcess(t *testing.T) {
+	ed, ml := NewSeeds()
+	local, err := NewLocalSigner(ed, ml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		s    Signer
+		want bool
+	}{
+		{"a key set held here", local, true},
+		{"a nil key set", (*LocalSigner)(nil), false},
+		{"a signer that says nothing", elsewhere{local}, false},
+	} {
+		if got := SignsInProcess(c.s); got != c.want {
+			t.Errorf("%s: SignsInProcess %v, want %v", c.name, got, c.want)
+		}
+	}
+}
