@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/seed-6e06167c/mcp-executor/sidecar"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/front/streamhttp"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/socket"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
 )
@@ -26,9 +27,15 @@ func init() {
 }
 
 func runServe(ctx context.Context, env Env, args []string) int {
-	fs := newFlags(env, "serve", "--config FILE --listen unix:PATH [--health ADDR] [--drain DURATION] [--max-sessions N] [--write-timeout DURATION] [--boot-timeout DURATION] [--approve-session]")
+	fs := newFlags(env, "serve", "--config FILE --listen unix:PATH|http://HOST:PORT/PATH [--listen ...] [--token-file SOURCE] [--allow-host HOST] [--health ADDR] [--drain DURATION] [--max-sessions N] [--write-timeout DURATION] [--boot-timeout DURATION] [--approve-session]")
 	config := fs.String("config", "", "the executor's settings `file` (JSON)")
-	listen := fs.String("listen", "", "the socket to listen on, `unix:PATH`")
+	var listen listenFlags
+	fs.Var(&listen, "listen", "where clients reach the executor: `unix:PATH` (a Unix socket) or http://HOST:PORT/PATH (streamable HTTP); once each at most")
+	tokenFile := fs.String("token-file", "", "for http://: the bearer tokens (one per line) a request must carry, from a `source` (a file, env:, vault:, secret:); needed for an address other than loopback")
+	var allowHosts listenFlags
+	fs.Var(&allowHosts, "allow-host", "for http://: a Host (`HOST` or HOST:PORT) taken beside the listen address's own names; repeatable")
+	poolSize := fs.Int("http-pool", streamhttp.DefaultPoolSize, "for http://: executor sessions (each with its own tool server) serving 2026-07-28 requests, per bearer token")
+	sessionIdle := fs.Duration("session-idle", streamhttp.DefaultSessionIdle, "for http://: a session no request used for this long ends")
 	health := fs.String("health", "", "TCP `address` of /healthz and /readyz, e.g. :8081 (none when empty)")
 	drain := fs.Duration("drain", 25*time.Second, "after SIGTERM, how long calls in flight are given to finish")
 	maxSessions := fs.Int("max-sessions", DefaultMaxSessions, "how many sessions (each with its own tool server) may run at once; more are refused")
@@ -38,24 +45,41 @@ func runServe(ctx context.Context, env Env, args []string) int {
 	if code, done := parseFlags(fs, args); done {
 		return code
 	}
-	if *config == "" || *listen == "" || fs.NArg() != 0 {
-		fmt.Fprintln(env.Stderr, "mcp-executor serve: --config FILE and --listen unix:PATH are required")
+	if *config == "" || len(listen) == 0 || fs.NArg() != 0 {
+		fmt.Fprintln(env.Stderr, "mcp-executor serve: --config FILE and --listen unix:PATH or http://HOST:PORT/PATH are required")
 		fs.Usage()
 		return ExitUsage
 	}
-	if *maxSessions < 1 || *writeTimeout <= 0 || *drain < 0 {
-		fmt.Fprintln(env.Stderr, "mcp-executor serve: --max-sessions must be at least 1, --write-timeout more than 0 and --drain not negative")
+	if *maxSessions < 1 || *writeTimeout <= 0 || *drain < 0 || *poolSize < 1 || *sessionIdle <= 0 {
+		fmt.Fprintln(env.Stderr, "mcp-executor serve: --max-sessions and --http-pool must be at least 1, --write-timeout and --session-idle more than 0 and --drain not negative")
 		return ExitUsage
 	}
-	path, err := socket.ParseAddress(*listen)
+	sockAddr, httpURL, err := listen.split()
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "mcp-executor serve: --listen: %v\n", err)
+		return ExitUsage
+	}
+	var path string
+	if sockAddr != "" {
+		if path, err = socket.ParseAddress(sockAddr); err != nil {
+			fmt.Fprintf(env.Stderr, "mcp-executor serve: --listen: %v\n", err)
+			return ExitUsage
+		}
+	}
+	if httpURL != "" {
+		if _, err := streamhttp.ParseListen(httpURL); err != nil {
+			fmt.Fprintf(env.Stderr, "mcp-executor serve: --listen: %v\n", err)
+			return ExitUsage
+		}
+	} else if *tokenFile != "" || len(allowHosts) > 0 {
+		fmt.Fprintln(env.Stderr, "mcp-executor serve: --token-file and --allow-host are for an http:// --listen")
 		return ExitUsage
 	}
 	log := newLogger(env.Stderr)
 	if err := serve(ctx, serveOptions{
 		config: *config, socketPath: path, healthAddr: *health, drain: *drain, env: env, log: log,
 		maxSessions: *maxSessions, writeTimeout: *writeTimeout, bootTimeout: *boot, approveSession: *approveSession,
+		http: httpOptions{url: httpURL, tokenFile: *tokenFile, allowedHosts: allowHosts, poolSize: *poolSize, sessionIdle: *sessionIdle},
 	}); err != nil {
 		log.Error("serve stopped", slog.String("error", err.Error()))
 		fmt.Fprintf(env.Stderr, "mcp-executor serve: %v\n", err)
@@ -75,8 +99,10 @@ type serveOptions struct {
 	bootTimeout  time.Duration
 	// approveSession approves every call held for approval (--approve-session).
 	approveSession bool
-	env            Env
-	log            *slog.Logger
+	// http is the streamable HTTP endpoint's; none when http.url is empty.
+	http httpOptions
+	env  Env
+	log  *slog.Logger
 	// ready, when set, is told the socket's address once the executor accepts connections (tests).
 	ready func()
 }
@@ -131,12 +157,23 @@ func serve(ctx context.Context, o serveOptions) error {
 		}
 	}()
 
-	l, err := socket.Listen(o.socketPath)
-	if err != nil {
-		return err
+	var l *net.UnixListener
+	if o.socketPath != "" {
+		if l, err = socket.Listen(o.socketPath); err != nil {
+			return err
+		}
+		o.log.Info("listening", slog.String("socket", o.socketPath))
+	}
+	var web *httpServing
+	if o.http.url != "" {
+		if web, err = startHTTP(ctx, o, exe); err != nil {
+			if l != nil {
+				_ = l.Close() // not serving: the socket goes
+			}
+			return err
+		}
 	}
 	hs.Set("socket", nil)
-	o.log.Info("listening", slog.String("socket", o.socketPath))
 	if o.ready != nil {
 		o.ready()
 	}
@@ -148,17 +185,29 @@ func serve(ctx context.Context, o serveOptions) error {
 	acceptDone := make(chan struct{})
 	go func() {
 		defer close(acceptDone)
-		ss.accept(sessCtx, l)
+		if l != nil {
+			ss.accept(sessCtx, l)
+		}
 	}()
 
 	<-stopCtx.Done()
 	o.log.Info("stopping: no new sessions; draining calls in flight", slog.Duration("budget", o.drain))
 	hs.Set("socket", errors.New("stopping"))
-	if err := l.Close(); err != nil {
-		o.log.Warn("closing the socket", slog.String("error", err.Error()))
+	if l != nil {
+		if err := l.Close(); err != nil {
+			o.log.Warn("closing the socket", slog.String("error", err.Error()))
+		}
 	}
 	<-acceptDone
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		if web != nil {
+			web.stop(o.drain, o.log)
+		}
+	}()
 	ss.drain(cutSessions)
+	<-drained
 	if why := exe.StopReason(); why != "" {
 		return fmt.Errorf("%w: %s", sidecar.ErrStopped, why)
 	}
