@@ -40,8 +40,10 @@ func ParseListen(s string) (*url.URL, error) {
 	if u.Path == "" {
 		u.Path = "/mcp"
 	}
-	if !strings.HasPrefix(u.Path, "/") || u.RawPath != "" {
-		return nil, fmt.Errorf("%q: the path must be plain (no escapes)", s)
+	if !strings.HasPrefix(u.Path, "/") || u.RawPath != "" || strings.Contains(u.Host+u.Path, "%") || strings.ContainsFunc(u.Path, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/-._~", r))
+	}) {
+		return nil, fmt.Errorf("%q: the path must be plain: letters, digits, / - . _ ~", s)
 	}
 	return u, nil
 }

@@ -68,6 +68,8 @@ func (f *Front) post(w http.ResponseWriter, r *http.Request, tok [sha256.Size]by
 	}
 	body, status, why := f.readBody(w, r)
 	if status != 0 {
+		// What is left of the body is not read: the connection cannot carry another request.
+		w.Header().Set("Connection", "close")
 		if status == http.StatusRequestTimeout || status == http.StatusRequestEntityTooLarge {
 			f.log.Warn("a request body is refused", slog.Int("status", status), slog.String("why", why))
 		}
