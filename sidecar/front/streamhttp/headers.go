@@ -154,6 +154,13 @@ func decodeName(v string) (string, error) {
 	if !ok {
 		return v, nil
 	}
+	// The decoder passes over CR and LF even when strict: nothing but the
+	// alphabet is taken.
+	if strings.ContainsFunc(inner, func(r rune) bool {
+		return !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '+' || r == '/' || r == '=')
+	}) {
+		return "", errors.New("its base64 holds a byte outside the alphabet")
+	}
 	b, err := base64.StdEncoding.Strict().DecodeString(inner)
 	if err != nil {
 		return "", errors.New("its base64 does not read")
