@@ -194,8 +194,39 @@ func (f *Front) Sessions() int {
 // client is there) and waits for the sessions until ctx ends; then it cuts
 // those left and waits for them to end.
 func (f *Front) Drain(ctx context.Context) {
+	for _, in := range f.inboxes(true) {
+		in.close()
+	}
+	done := make(chan struct{})
+	go func() { f.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		f.log.Warn("drain budget spent: cutting the HTTP sessions left; their sent calls still get receipts")
+		f.cut()
+		<-done
+	}
+}
+
+// Close cuts every session and waits for them to end (Drain first lets
+// them finish their calls).
+func (f *Front) Close() {
+	f.stopOnce.Do(func() { close(f.stop) })
+	for _, in := range f.inboxes(true) {
+		in.close()
+	}
+	f.cut()
+	f.wg.Wait()
+}
+
+// inboxes are the inputs of every session; draining, when set, takes no
+// new session from now on.
+func (f *Front) inboxes(draining bool) []*inbox {
 	f.mu.Lock()
-	f.draining = true
+	defer f.mu.Unlock()
+	if draining {
+		f.draining = true
+	}
 	var ins []*inbox
 	for _, s := range f.sessions {
 		ins = append(ins, s.in)
@@ -207,32 +238,7 @@ func (f *Front) Drain(ctx context.Context) {
 			}
 		}
 	}
-	f.mu.Unlock()
-	for _, in := range ins {
-		in.close()
-	}
-	done := make(chan struct{})
-	go func() { f.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return
-	default:
-	}
-	select {
-	case <-done:
-	case <-ctx.Done():
-		f.log.Warn("drain budget spent: cutting the HTTP sessions left; their sent calls still get receipts")
-		f.cut()
-		<-done
-	}
-}
-
-// Close cuts every session and waits for them to end.
-func (f *Front) Close() {
-	f.stopOnce.Do(func() { close(f.stop) })
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	f.Drain(ctx)
+	return ins
 }
 
 // reapIdle ends the sessions no request has used for SessionIdle.
