@@ -37,6 +37,10 @@ var editLines = []string{
 	`{"jsonrpc":"2.0","id":1,"method":"m","params":{"x":{"_meta":{}}}}`,
 	`{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"TRACEPARENT":"x"}}}`,
 	`{ "id" : "a" , "jsonrpc":"2.0", "method":"tools/call", "params" : { "name":"echo" , "_meta" : { "k" : 1 } } }`,
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"_meta":{"x":1}}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"red.prova/call-id":"old"},"arguments":{},"name":"e"}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":[1],"name":"e","_meta":{"traceparent":"x"}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"m","params":[{"name":"not params'"}]}`,
 }
 
 var editMetas = [][]Member{
@@ -116,6 +120,7 @@ func checkEdit(t *testing.T, line []byte, newID []byte, metas []Member) {
 	}
 	if gm.Kind != im.Kind || gm.Method != im.Method || gm.IDSpan != im.IDSpan || !bytes.Equal(gm.ID, im.ID) ||
 		gm.ParamsSpan != im.ParamsSpan || !bytes.Equal(gm.Params, im.Params) || gm.End != im.End ||
+		gm.NameSpan != im.NameSpan || gm.ArgumentsSpan != im.ArgumentsSpan || gm.MetaSpan != im.MetaSpan ||
 		im.Result != nil || im.Error != nil {
 		t.Fatalf("%s: message %+v, Inspect reads %+v", got, gm, im)
 	}
