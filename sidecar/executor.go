@@ -1,6 +1,7 @@
 package sidecar
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/contentrules"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/telemetry"
 )
 
 // Executor is the judge and scribe of one process: it holds the settings,
@@ -33,7 +35,7 @@ type Executor struct {
 	rules   *contentrules.Rules // nil without a rules file
 	rulesFP string              // "" without a rules file
 	denials *denialLimiter
-	tel     *telemetry  // tracer and instruments (telemetry.go)
+	tel     *telemetry.Telemetry
 	pol     *policy     // tool rules, quotas, redaction; set by begin
 	seed    *policySeed // from the copy's read at start, for begin's newPolicy; nil after
 	appr    *approvals  // nil when no call is held for approval (hold.go)
@@ -76,9 +78,9 @@ var ErrStopped = errors.New("the executor takes no more calls until it is starte
 // newExecutor wires the parts together.
 func newExecutor(log *slog.Logger, set *settings.Settings, slipFP string, agent, exec jwk.Signer, bk *book.Book, cp *copylog.Log, rules *contentrules.Rules, rulesFP string, tp trace.TracerProvider, mp metric.MeterProvider) *Executor {
 	log = orDiscard(log)
-	tel := newTelemetry(tp, mp)
-	agent = newBoundedSigner(signFault(agent), keysAgent, set.SignTimeout, set.SignTries, log).observed(tel)
-	exec = newBoundedSigner(signFault(exec), keysExec, set.SignTimeout, set.SignTries, log).observed(tel)
+	tel := telemetry.New(tp, mp)
+	agent = newBoundedSigner(signFault(agent), telemetry.KeysAgent, set.SignTimeout, set.SignTries, log).observed(tel)
+	exec = newBoundedSigner(signFault(exec), telemetry.KeysExec, set.SignTimeout, set.SignTries, log).observed(tel)
 	e := &Executor{
 		tel: tel,
 		log: log, set: set, slipFP: slipFP, agent: agent, exec: exec, book: bk, ledger: bk.Ledger(), copy: cp,
@@ -141,4 +143,43 @@ func (e *Executor) stubTime() time.Time {
 	}
 	e.lastWhen = now
 	return now
+}
+
+// copyAppend appends lines to the copy durably, counting them by kind.
+func (e *Executor) copyAppend(lines ...copylog.Line) error {
+	return e.countCopyLines(e.copy.Append(lines...), lines)
+}
+
+// copyAppendUnsynced appends lines the next start rebuilds when they are
+// lost (copylog.Log.AppendUnsynced), counting them by kind.
+func (e *Executor) copyAppendUnsynced(lines ...copylog.Line) error {
+	return e.countCopyLines(e.copy.AppendUnsynced(lines...), lines)
+}
+
+func (e *Executor) countCopyLines(err error, lines []copylog.Line) error {
+	if err == nil {
+		for _, ln := range lines {
+			e.tel.CopyLine(string(ln.Kind))
+		}
+	}
+	return err
+}
+
+// bookAppended counts an entry appended to the book and its bytes.
+func (e *Executor) bookAppended(ctx context.Context, kind string, line book.Line) {
+	n := int64(0)
+	if b, err := line.Bytes(); err == nil {
+		n = int64(len(b)) + 1
+	}
+	e.tel.BookEntry(ctx, kind, n)
+}
+
+// bookAppendedSigned counts a stub line AppendSigned wrote and its bytes
+// (measured, not put together again).
+func (e *Executor) bookAppendedSigned(ctx context.Context, line book.SignedStub) {
+	n := int64(0)
+	if l, err := line.Len(); err == nil {
+		n = int64(l) + 1
+	}
+	e.tel.BookEntry(ctx, "stub", n)
 }

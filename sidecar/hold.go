@@ -10,9 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-
 	"github.com/seed-6e06167c/mcp-executor/copylog"
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
 	"github.com/seed-6e06167c/mcp-executor/receipts/consent"
@@ -251,12 +248,6 @@ type held struct {
 	ledger *book.Held
 }
 
-// metaApprovalPointer is _meta["red.prova/approval"] as a JSON pointer.
-const metaApprovalPointer = "/_meta/red.prova~1approval"
-
-const metaProtocolVersion = "/_meta/io.modelcontextprotocol~1protocolVersion"
-const metaClientElicitation = "/_meta/io.modelcontextprotocol~1clientCapabilities/elicitation"
-
 // holdCall holds a judged call for approval. It checks the call before
 // acting (a refused call is never held), counts it as held, and waits for
 // the hub in a goroutine of its own, so that the session's later calls are
@@ -316,10 +307,10 @@ func (tc *toolCall) proposal() book.Proposal {
 func (s *Session) waitHub(ctx context.Context, tc *toolCall, c approval.Call) (approval.Result, bool) {
 	e := s.e
 	started := time.Now()
-	endHold := tc.holdStarted()
+	endHold := tc.tel.HoldStarted()
 	res, err := e.appr.hub.Hold(ctx, c)
 	endHold(err)
-	tc.span.SetAttributes(attribute.Int64("mcp_executor.approval.held_ms", time.Since(started).Milliseconds()))
+	tc.tel.HeldFor(time.Since(started))
 	if e.isCancelled() {
 		tc.held.ledger.Release()
 		e.withdrawHeld()
@@ -370,7 +361,7 @@ func (s *Session) awaitApproval(ctx context.Context, tc *toolCall) {
 	}
 	// Approved: the wait is the call's approval.hold child span, and its
 	// time is left out of the executor's own time (telemetry.go).
-	tc.span.SetAttributes(attribute.String("mcp_executor.approval.request", res.Request.ID))
+	tc.tel.Approved(res.Request.ID)
 	tc.details = append(tc.details, record.Detail{Name: receipt.LabelApproval, SHA256: res.Approval})
 	// the slip may have been cancelled while the call waited (passkeyhold.go)
 	if !s.lockAdmit(tc, tc.held.ledger.Release) {
@@ -396,22 +387,17 @@ func (s *Session) awaitApproval(ctx context.Context, tc *toolCall) {
 // the call was answered here.
 func (s *Session) approvalCall(tc *toolCall) (approval.Call, bool) {
 	e := s.e
-	_, args, _, _ := callParams(tc.msg)
 	c := approval.Call{CallID: tc.ourID, Tool: tc.tool, Action: tc.action, Amount: tc.amount, Slip: e.slipFP,
-		Arguments: args, Timeout: e.set.ApprovalTimeout(tc.tool)}
-	if v, found, err := wire.Pointer(tc.msg.Params, metaApprovalPointer); err == nil && found {
-		c.Named, _ = unquoteID(v)
-	}
-	if v, found, err := wire.Pointer(tc.msg.Params, metaProtocolVersion); err == nil && found {
-		if ver, _ := unquoteID(v); ver >= "2026-07-28" {
-			if _, hasElicit, _ := wire.Pointer(tc.msg.Params, metaClientElicitation); hasElicit && e.set.Approvals.Elicit {
-				c.NoWait = true
-			}
-			if !s.takeInputAnswer(tc, &c) {
-				return c, false
-			}
-			return c, true
+		Arguments: tc.call.Arguments, Timeout: e.set.ApprovalTimeout(tc.tool)}
+	c.Named = tc.call.Approval
+	if tc.call.ProtocolVersion >= "2026-07-28" {
+		if tc.call.ClientElicitation && e.set.Approvals.Elicit {
+			c.NoWait = true
 		}
+		if !s.takeInputAnswer(tc, &c) {
+			return c, false
+		}
+		return c, true
 	}
 	if ch := s.elicitChannel(); ch != nil {
 		c.Channels = []approval.Channel{ch}
@@ -440,7 +426,7 @@ func (s *Session) takeInputAnswer(tc *toolCall, c *approval.Call) bool {
 	if err == nil {
 		var m *wire.Message
 		if m, err = wire.Inspect(line); err == nil {
-			tc.line, tc.msg = line, m
+			tc.line, tc.msg, tc.call = line, m, wire.ReadCall(line, m)
 		}
 	}
 	if err != nil {
@@ -495,8 +481,7 @@ func (s *Session) heldEnded(tc *toolCall, err error) {
 	switch {
 	case withdrawn:
 		s.appendCopy(copylog.Line{Kind: copylog.KindWithdrawn, Call: tc.ourID})
-		tc.decide(DecisionWithdrawn)
-		tc.span.SetStatus(codes.Error, "withdrawn")
+		tc.tel.Withdrawn()
 	case errors.Is(err, context.Canceled), errors.Is(err, approval.ErrClosed):
 		s.replyCallNotTaken(tc, notTakenDraining)
 	default:

@@ -18,7 +18,7 @@ func (tc *toolCall) outgoing(line []byte, m *wire.Message) ([]byte, *wire.Messag
 	if tc.s.e.set.CallIDInMeta {
 		callID = []wire.Member{{Key: wire.MetaCallID, Value: tc.ourID}}
 	}
-	trace := tc.traceMeta()
+	trace := tc.tel.ToServer(tc.tool, tc.ourID)
 	id := jsonString(tc.ourID)
 	if out, om, err := wire.EditRequest(line, m, id, append(callID, trace...)); err == nil {
 		return out, om

@@ -10,8 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
-
 	"github.com/seed-6e06167c/mcp-executor/copylog"
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
@@ -21,6 +19,7 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/receipts/slip"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/approval"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/page"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/telemetry"
 )
 
 // Calls whose slip asks for the person's own approval, and the person's
@@ -241,9 +240,8 @@ func (s *Session) awaitPasskey(ctx context.Context, tc *toolCall, prep *slip.Pre
 		e.untrackHeld(tc)
 		tc.held.cancel()
 	}()
-	_, args, _, _ := callParams(tc.msg)
 	c := approval.Call{CallID: tc.ourID, Tool: tc.tool, Action: tc.action, Amount: tc.amount, Slip: e.slipFP,
-		Arguments: args, Timeout: e.set.ApprovalTimeout(tc.tool), Prepared: prep}
+		Arguments: tc.call.Arguments, Timeout: e.set.ApprovalTimeout(tc.tool), Prepared: prep}
 	res, ok := s.waitHub(ctx, tc, c)
 	if !ok {
 		return
@@ -267,7 +265,7 @@ func (s *Session) awaitPasskey(ctx context.Context, tc *toolCall, prep *slip.Pre
 	}
 	// Approved: the wait was the call's approval.hold child span, left out
 	// of the executor's own time (telemetry.go), as in hold.go.
-	tc.span.SetAttributes(attribute.String("mcp_executor.approval.request", res.Request.ID))
+	tc.tel.Approved(res.Request.ID)
 	s.sendApproved(tc, res.Answer.Record)
 }
 
@@ -277,7 +275,7 @@ func (s *Session) sendApproved(tc *toolCall, rec *record.Record) {
 	if err := e.keepApproval(tc.ourID, rec); err != nil {
 		tc.held.ledger.Release()
 		e.log.Error("an approved call is not sent: its approval could not be kept for a restart", slog.String("call", tc.ourID), slog.String("error", err.Error()))
-		tc.decide(DecisionNotTaken)
+		tc.tel.Decide(telemetry.DecisionNotTaken)
 		s.replyCallNotTaken(tc, notTakenApprovalNotKept)
 		s.release(tc)
 		return

@@ -10,6 +10,7 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
 	"github.com/seed-6e06167c/mcp-executor/receipts/record"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/telemetry"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
 )
 
@@ -30,7 +31,7 @@ type refusal struct {
 func (s *Session) refuse(tc *toolCall, r refusal) {
 	e := s.e
 	defer s.release(tc)
-	tc.decide(DecisionRefused)
+	tc.tel.Decide(telemetry.DecisionRefused)
 	if r.refused == "" {
 		r.refused = r.reason
 	}
@@ -42,7 +43,7 @@ func (s *Session) refuse(tc *toolCall, r refusal) {
 		f := receipt.DenialFields{Slip: e.slipFP, Action: r.action, Amount: r.amount, Reason: r.reason, By: e.set.Name, When: now}
 		line, err := f.Sign(tc.ctx, e.exec)
 		if err == nil {
-			err = tc.durable(fileBook, func() error { return e.book.Append(line) })
+			err = tc.tel.Durable(telemetry.FileBook, func() error { return e.book.Append(line) })
 		}
 		if err == nil {
 			e.bookAppended(tc.ctx, "denial", line)
@@ -88,7 +89,7 @@ func (s *Session) refuse(tc *toolCall, r refusal) {
 		s.replyCallNotTaken(tc, notTakenRefusalNotWritten)
 		return
 	}
-	tc.refused(r.refused, denialFP)
+	tc.tel.Refused(r.refused, denialFP)
 	s.logCall(tc, "call refused", slog.String("refused", r.refused), slog.String("codes", strings.Join(r.codes, ",")),
 		slog.Bool("denialWritten", denialFP != ""))
 	s.answerCall(tc, wire.ResultLine(tc.clientID, result))

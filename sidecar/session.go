@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/telemetry"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
 )
 
@@ -64,21 +65,21 @@ type Session struct {
 	taker  lineTaker // srv, when it takes lines with their reading (the router); every line then goes to it
 	ids    callIDs
 
-	mu               sync.Mutex
-	requests         map[string]*passRequest // by our id
-	order            *list.List              // our ids of requests, oldest first
-	lists            int                     // tools/list requests waiting
-	reqByCli         map[string]string       // client id → our id, requests other than tool calls
-	calls            map[string]*toolCall    // by our id: sent, not yet answered
-	callsByCli       map[string]*toolCall    // client id → tool call waiting or sent
-	ended            map[string]struct{}     // our ids of tool calls that ended
-	endedOrder       []string
-	waiting          int           // tool calls taken and not yet finished
-	idle             chan struct{} // closed (and cleared) when waiting reaches 0; set by drainCalls
-	serverGone       bool
-	callsWG          sync.WaitGroup
-	dropped          atomic.Int64 // lines from the server dropped, never handed to the client
-	sessionTelemetry              // its id for the spans (telemetry.go)
+	mu         sync.Mutex
+	requests   map[string]*passRequest // by our id
+	order      *list.List              // our ids of requests, oldest first
+	lists      int                     // tools/list requests waiting
+	reqByCli   map[string]string       // client id → our id, requests other than tool calls
+	calls      map[string]*toolCall    // by our id: sent, not yet answered
+	callsByCli map[string]*toolCall    // client id → tool call waiting or sent
+	ended      map[string]struct{}     // our ids of tool calls that ended
+	endedOrder []string
+	waiting    int           // tool calls taken and not yet finished
+	idle       chan struct{} // closed (and cleared) when waiting reaches 0; set by drainCalls
+	serverGone bool
+	callsWG    sync.WaitGroup
+	dropped    atomic.Int64        // lines from the server dropped, never handed to the client
+	telID      telemetry.SessionID // its id for the spans
 
 	// sending holds the calls admit has started sending (only admit
 	// touches it until admitQ is closed): at the end of the client's input
@@ -444,7 +445,7 @@ func (s *Session) fromServer(line []byte) {
 // its size and SHA-256 only.
 func (s *Session) dropFromServer(line []byte, why string) {
 	n := s.dropped.Add(1)
-	s.e.lineDropped()
+	s.e.tel.LineDropped()
 	s.log.Warn("a line from the tool server is dropped", slog.String("why", why), wire.LineAttr(line), slog.Int64("dropped", n))
 }
 
