@@ -1,6 +1,7 @@
 package sidecar
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -168,7 +169,7 @@ const elicitIDPrefix = IDPrefix + "ask-"
 // elicitation requests; it reports whether the line was one (it then never
 // reaches the server).
 func (s *Session) takeElicitReply(m *wire.Message) bool {
-	id, ok := unquoteID(m.ID)
+	id, ok := wire.Unquote(m.ID)
 	if !ok || len(id) <= len(elicitIDPrefix) || id[:len(elicitIDPrefix)] != elicitIDPrefix {
 		return false
 	}
@@ -181,7 +182,7 @@ func (s *Session) takeElicitReply(m *wire.Message) bool {
 		s.log.Info("an answer to an elicitation the executor no longer waits for is dropped")
 		return true
 	}
-	r := elicitReply{result: clone(m.Result)}
+	r := elicitReply{result: bytes.Clone(m.Result)}
 	if m.Error != nil {
 		r = elicitReply{err: fmt.Errorf("the client answered the elicitation with an error: %s", wire.Cut(string(m.Error)))}
 	}
@@ -222,7 +223,7 @@ func (s *Session) sendElicitation(ctx context.Context, params []byte) ([]byte, e
 	cs.asks[id] = ch
 	cs.mu.Unlock()
 	line := []byte(`{"jsonrpc":"2.0","id":`)
-	line = append(line, jsonString(id)...)
+	line = append(line, wire.Quote(id)...)
 	line = append(line, `,"method":"elicitation/create","params":`...)
 	line = append(line, params...)
 	line = append(line, '}')
@@ -235,7 +236,7 @@ func (s *Session) sendElicitation(ctx context.Context, params []byte) ([]byte, e
 		delete(cs.asks, id)
 		cs.mu.Unlock()
 		c := []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`)
-		c = append(c, jsonString(id)...)
+		c = append(c, wire.Quote(id)...)
 		c = append(c, `,"reason":"the request for approval is over"}}`...)
 		s.toClient(c)
 		return nil, ctx.Err()
@@ -461,7 +462,7 @@ func stripInput(line []byte, m *wire.Message, id string) ([]byte, error) {
 		p["inputResponses"] = b
 	}
 	if rs, ok := p["requestState"]; ok {
-		if v, _ := unquoteID(rs); v == id {
+		if v, _ := wire.Unquote(rs); v == id {
 			delete(p, "requestState")
 		}
 	}

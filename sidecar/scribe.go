@@ -206,7 +206,7 @@ func (e *Executor) finishCommit(tc *toolCall, f receipt.StubFields, prep receipt
 	default: // no answer, or one that cannot reach the client as it is
 		tc.tel.NoAnswer(outcomeErrorType(out.kind), out.noAnswerText())
 		data := []byte(`{"red.prova/stub":`)
-		data = append(append(data, jsonString(stubFP)...), '}')
+		data = append(append(data, wire.Quote(stubFP)...), '}')
 		s.replyCallError(tc, wire.CodeNoAnswer, out.noAnswerText(), data)
 		s.logCall(tc, "call had no answer", slog.String("stub", stubFP), slog.String("why", out.noAnswerText()))
 	}
@@ -254,5 +254,5 @@ func (e *Executor) notWritten(tc *toolCall, doc record.Detail, why string) {
 	tc.tel.Decide(telemetry.DecisionAllowed) // it was sent; its receipt is written at the next start
 	tc.tel.ReceiptNotWritten()
 	tc.log().Error("the receipt of a call could not be written", slog.String("why", why))
-	s.replyCallError(tc, codeInternalError, "the receipt of this call could not be written; the executor takes no more calls until it is started again", nil)
+	s.replyCallError(tc, wire.CodeInternalError, "the receipt of this call could not be written; the executor takes no more calls until it is started again", nil)
 }

@@ -1,11 +1,14 @@
 package sidecar
 
 import (
+	"bytes"
 	"container/list"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,23 +16,9 @@ import (
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/telemetry"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/upstream"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
 )
-
-// toolServer is one session's running tool-server process.
-type toolServer interface {
-	// Input is the server's standard input.
-	Input() io.Writer
-	// Output is the server's standard output.
-	Output() io.Reader
-	// Stop closes the server's input, waits the settings' shutdownWait,
-	// then ends its process group (SIGTERM, then SIGKILL).
-	Stop(ctx context.Context) error
-	// Wait waits for the process to exit and returns its exit code.
-	Wait() (int, error)
-	// Done is closed when the process has exited.
-	Done() <-chan struct{}
-}
 
 // maxForgotten is how many requests other than tool calls may wait for the
 // server's answer before the oldest is forgotten.
@@ -59,10 +48,8 @@ type Session struct {
 	log *slog.Logger
 
 	client *wire.Reader
-	out    *wire.Writer // to the client
-	srv    toolServer
-	toSrv  *wire.Writer
-	taker  lineTaker // srv, when it takes lines with their reading (the router); every line then goes to it
+	out    *wire.Writer    // to the client
+	srv    upstream.Server // the tool server, or the router in front of several
 	ids    callIDs
 
 	mu         sync.Mutex
@@ -95,13 +82,12 @@ type Session struct {
 
 // NewSession makes a session between a client (in, out) and a running tool
 // server. Run it with [Session.Run].
-func (e *Executor) NewSession(in io.Reader, out io.Writer, srv toolServer) *Session {
+func (e *Executor) NewSession(in io.Reader, out io.Writer, srv upstream.Server) *Session {
 	return &Session{
 		e: e, log: e.log,
 		client:     wire.NewReader(in),
 		out:        wire.NewWriter(out),
 		srv:        srv,
-		toSrv:      wire.NewWriter(srv.Input()),
 		requests:   map[string]*passRequest{},
 		order:      list.New(),
 		reqByCli:   map[string]string{},
@@ -109,14 +95,7 @@ func (e *Executor) NewSession(in io.Reader, out io.Writer, srv toolServer) *Sess
 		callsByCli: map[string]*toolCall{},
 		ended:      map[string]struct{}{},
 		admitQ:     make(chan *toolCall, e.set.MaxWaiting+1),
-		taker:      takerOf(srv),
 	}
-}
-
-// takerOf is srv as a lineTaker; nil when it is not one.
-func takerOf(srv toolServer) lineTaker {
-	t, _ := srv.(lineTaker)
-	return t
 }
 
 // ExitError says the tool server exited: the executor exits with its code,
@@ -124,7 +103,7 @@ func takerOf(srv toolServer) lineTaker {
 type ExitError struct{ Code int }
 
 func (e *ExitError) Error() string {
-	return "the tool server exited with code " + itoa(e.Code)
+	return "the tool server exited with code " + strconv.Itoa(e.Code)
 }
 
 // Run serves the session until the client closes its side (nil) or the
@@ -331,7 +310,7 @@ func (s *Session) forward(line []byte, m *wire.Message) {
 		s.replyNotTaken(m.ID, notTakenListsWaiting)
 		return
 	}
-	r := &passRequest{ourID: ourID, clientID: clone(m.ID), filter: filter}
+	r := &passRequest{ourID: ourID, clientID: bytes.Clone(m.ID), filter: filter}
 	r.elem = s.order.PushBack(ourID)
 	s.requests[ourID] = r
 	s.reqByCli[string(m.ID)] = ourID
@@ -343,9 +322,9 @@ func (s *Session) forward(line []byte, m *wire.Message) {
 		s.forgetLocked(s.requests[oldest.Value.(string)]) //nolint:errcheck // order holds only the ids put in it (strings); anything else is a bug to panic on
 	}
 	s.mu.Unlock()
-	out, om, err := wire.EditRequest(line, m, jsonString(ourID), nil)
+	out, om, err := wire.EditRequest(line, m, wire.Quote(ourID), nil)
 	if err != nil { // a request: cannot be
-		out, om = wire.SpliceID(line, m.IDSpan, jsonString(ourID)), nil
+		out, om = wire.SpliceID(line, m.IDSpan, wire.Quote(ourID)), nil
 	}
 	s.toServer(out, om)
 }
@@ -500,7 +479,7 @@ func (s *Session) unreadableFromServer(line []byte, err error) {
 			id, span = line[we2.IDSpan.Start:we2.IDSpan.End], we2.IDSpan
 		}
 	}
-	ourID, ok := unquoteID(id)
+	ourID, ok := wire.Unquote(id)
 	if id == nil || !ok || !strings.HasPrefix(ourID, IDPrefix) {
 		s.dropFromServer(line, "not an acceptable message: "+we.Reason)
 		return
@@ -595,19 +574,31 @@ func (s *Session) clientCancelled(line []byte, m *wire.Message) {
 // sendCancelled tells the server a request under our id is cancelled.
 func (s *Session) sendCancelled(ourID, reason string) {
 	line := []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`)
-	line = append(line, jsonString(ourID)...)
+	line = append(line, wire.Quote(ourID)...)
 	line = append(line, `,"reason":`...)
-	line = append(line, jsonString(reason)...)
+	line = append(line, wire.Quote(reason)...)
 	line = append(line, "}}"...)
 	s.toServer(line, nil)
 }
 
-// toServer hands a line to the tool server; m is its reading, nil when the
-// session has none.
+// toServer hands a line to the tool server (see sendToServer).
 func (s *Session) toServer(line []byte, m *wire.Message) {
-	if err := s.toSrvLine(line, m); err != nil {
+	if err := s.sendToServer(line, m); err != nil {
 		s.log.Warn("writing to the tool server", slog.String("error", err.Error()))
 	}
+}
+
+// sendToServer hands a line to the tool server with its reading m: the one
+// the session made of the client's line, or, for a line of the executor's
+// own (m nil), one made here.
+func (s *Session) sendToServer(line []byte, m *wire.Message) error {
+	if m == nil {
+		var err error
+		if m, err = wire.Inspect(line); err != nil { // the executor's own line: cannot be
+			return fmt.Errorf("the executor's own line cannot be read: %w", err)
+		}
+	}
+	return s.srv.Send(line, m)
 }
 
 func (s *Session) toClient(line []byte) {

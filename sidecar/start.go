@@ -18,6 +18,7 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/sidecar/boot"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/contentrules"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/upstream"
 )
 
 // OpenOptions say where the executor's settings are.
@@ -136,7 +137,7 @@ func loadParts(ctx context.Context, set *settings.Settings, cl *closers, log *sl
 	}
 	// The tool server's credentials must be readable before anything is written: a start that would fail
 	// on them leaves no book and no copy behind.
-	if err := checkCredentials(ctx, set, log); err != nil {
+	if err := upstream.CheckCredentials(ctx, set, log); err != nil {
 		return nil, err
 	}
 	return p, nil

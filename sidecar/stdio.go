@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"time"
 
-	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
-	"github.com/seed-6e06167c/mcp-executor/sidecar/toolserver"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/upstream"
 )
 
 // StdioOptions are what `mcp-executor stdio` runs with.
@@ -97,59 +95,21 @@ func RunStdio(ctx context.Context, o StdioOptions) error {
 	return runErr
 }
 
-// Serve starts a tool server for one agent connection and runs a session
-// between it and the client until either side ends.
+// Serve starts the tool servers for one agent connection and runs a
+// session between them and the client until either side ends.
 func (e *Executor) Serve(ctx context.Context, in io.Reader, out io.Writer, serverStderr io.Writer) error {
-	if e.set.Servers != nil {
-		return e.serveRouted(ctx, in, out, serverStderr)
-	}
-	srv, err := e.startServer(ctx, serverStderr)
+	srv, err := upstream.Open(ctx, e.set, serverStderr, e.log)
 	if err != nil {
 		return err
 	}
 	err = e.NewSession(in, out, srv).Run(ctx)
-	// Run has read the server's output to its end: its pipes go now, not at
-	// the garbage collector's leisure.
-	if cerr := srv.p.Close(context.WithoutCancel(ctx)); cerr != nil {
+	// Run has read the servers' output to its end: their pipes go now, not
+	// at the garbage collector's leisure.
+	if cerr := srv.Close(context.WithoutCancel(ctx)); cerr != nil {
 		e.log.Warn("closing the tool server's pipes", slog.String("error", cerr.Error()))
 	}
 	return err
 }
-
-// startServer starts the tool server the settings name, with its
-// credentials and the passed-on environment only.
-func (e *Executor) startServer(ctx context.Context, stderr io.Writer) (*processServer, error) {
-	set := e.set
-	env, err := serverEnv(ctx, set, e.log)
-	if err != nil {
-		return nil, err
-	}
-	if stderr == nil {
-		stderr = os.Stderr
-	}
-	// The server lives as long as the session, not the start-up context.
-	p, err := toolserver.Start(context.WithoutCancel(ctx), toolserver.Spec{
-		Command: set.Server.Command, Args: set.Server.Args, Dir: set.Server.Cwd, Path: set.Server.Path,
-		Env: env, PassEnv: set.Server.PassEnv, Stderr: stderr, ShutdownWait: set.ShutdownWait,
-	})
-	if err != nil {
-		return nil, err
-	}
-	for _, w := range p.Warnings {
-		e.log.Warn("tool server", slog.String("warning", w))
-	}
-	e.log.Info("tool server started", slog.String("program", p.Path), slog.Int("pid", p.Pid()))
-	return &processServer{p}, nil
-}
-
-// processServer is a toolserver.Process as a session's toolServer.
-type processServer struct{ p *toolserver.Process }
-
-func (s *processServer) Input() io.Writer               { return s.p.Stdin }
-func (s *processServer) Output() io.Reader              { return s.p.Stdout }
-func (s *processServer) Stop(ctx context.Context) error { return s.p.Stop(ctx) }
-func (s *processServer) Wait() (int, error)             { return s.p.Wait() }
-func (s *processServer) Done() <-chan struct{}          { return s.p.Done() }
 
 // IsExit reports whether err says the tool server exited, and its code.
 func IsExit(err error) (int, bool) {
@@ -158,14 +118,4 @@ func IsExit(err error) (int, bool) {
 		return ee.Code, true
 	}
 	return 0, false
-}
-
-// serverEnv resolves the tool server's environment: the values the settings hold and the credentials
-// read from their sources. Each session reads them again, so a rotated credential is picked up.
-func serverEnv(ctx context.Context, set *settings.Settings, log *slog.Logger) (map[string]string, error) {
-	env, err := resolveVars(ctx, set, set.Server.Env, log)
-	if err != nil {
-		return nil, fmt.Errorf("the tool server's credentials: %w", err)
-	}
-	return env, nil
 }

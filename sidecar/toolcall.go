@@ -1,6 +1,7 @@
 package sidecar
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -263,7 +264,7 @@ func (s *Session) takeCall(line []byte, m *wire.Message) {
 	}
 	s.waiting++
 	s.callsWG.Add(1)
-	tc := &toolCall{s: s, line: line, size: size, msg: m, call: call, clientID: clone(m.ID), ourID: s.ids.next(), done: make(chan struct{})}
+	tc := &toolCall{s: s, line: line, size: size, msg: m, call: call, clientID: bytes.Clone(m.ID), ourID: s.ids.next(), done: make(chan struct{})}
 	tc.tel = s.e.tel.StartCall(s.spanBase(), m, &tc.call, s.telID.String())
 	tc.ctx = tc.tel.Context()
 	tc.tel.CallID(tc.ourID)
@@ -602,7 +603,7 @@ func (s *Session) send(tc *toolCall) {
 		}
 	})
 	s.mu.Unlock()
-	if err := s.toSrvLine(out, om); err != nil {
+	if err := s.sendToServer(out, om); err != nil {
 		// Its stub must not say the server had it.
 		tc.log().Warn("a call could not be written to the tool server", slog.String("error", err.Error()))
 		tc.finish(outcome{kind: outNotDelivered})

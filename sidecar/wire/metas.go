@@ -62,40 +62,56 @@ func EditRequest(line []byte, m *Message, newID []byte, metas []Member) ([]byte,
 	}
 	slices.SortStableFunc(edits, func(a, b edit) int { return a.at - b.at })
 	out := applyEdits(line, edits)
-	// An offset o of line is at shift(o) in out: every edit that ends at
-	// or before o moves it by its change of length.
-	shift := func(o int) int {
-		n := o
-		for _, e := range edits {
-			if e.at+e.del <= o {
-				n += len(e.ins) - e.del
-			}
-		}
-		return n
-	}
-	moved := func(s Span) Span {
-		if !s.Present() {
-			return Span{}
-		}
-		return Span{shift(s.Start), shift(s.End)}
-	}
-	nm := &Message{Kind: m.Kind, Method: m.Method, End: shift(m.End),
-		IDSpan: moved(m.IDSpan), ParamsSpan: moved(m.ParamsSpan),
-		NameSpan: moved(m.NameSpan), ArgumentsSpan: moved(m.ArgumentsSpan), MetaSpan: moved(m.MetaSpan)}
+	nm := m.moved(edits)
 	if made.made() {
 		// The text went in at madeAt, an insertion: it begins where the
 		// offset lands less its own length.
-		at := shift(madeAt) - made.insLen
+		at := shiftedBy(edits, madeAt) - made.insLen
 		if made.params.Present() {
 			nm.ParamsSpan = Span{at + made.params.Start, at + made.params.End}
 		}
 		nm.MetaSpan = Span{at + made.meta.Start, at + made.meta.End}
 	}
-	nm.ID = out[nm.IDSpan.Start:nm.IDSpan.End]
-	if nm.ParamsSpan.Present() {
-		nm.Params = out[nm.ParamsSpan.Start:nm.ParamsSpan.End]
-	}
+	nm.slice(out)
 	return out, nm, nil
+}
+
+// shiftedBy is where offset o of a line is in the line edits (sorted, not
+// overlapping) make of it: every edit that ends at or before o moves it by
+// its change of length.
+func shiftedBy(edits []edit, o int) int {
+	n := o
+	for _, e := range edits {
+		if e.at+e.del <= o {
+			n += len(e.ins) - e.del
+		}
+	}
+	return n
+}
+
+// moved is m with its spans moved as edits move their bytes; its slices
+// are set by slice once the new line is made.
+func (m *Message) moved(edits []edit) *Message {
+	mv := func(s Span) Span {
+		if !s.Present() {
+			return Span{}
+		}
+		return Span{shiftedBy(edits, s.Start), shiftedBy(edits, s.End)}
+	}
+	return &Message{Kind: m.Kind, Method: m.Method, End: shiftedBy(edits, m.End),
+		IDSpan: mv(m.IDSpan), ParamsSpan: mv(m.ParamsSpan), ResultSpan: mv(m.ResultSpan), ErrorSpan: mv(m.ErrorSpan),
+		NameSpan: mv(m.NameSpan), ArgumentsSpan: mv(m.ArgumentsSpan), MetaSpan: mv(m.MetaSpan)}
+}
+
+// slice sets m's byte slices from its spans in line.
+func (m *Message) slice(line []byte) {
+	part := func(s Span) []byte {
+		if !s.Present() {
+			return nil
+		}
+		return line[s.Start:s.End]
+	}
+	m.ID, m.Params, m.Result, m.Error = part(m.IDSpan), part(m.ParamsSpan), part(m.ResultSpan), part(m.ErrorSpan)
 }
 
 // madeMeta says where, in the text of the one edit that writes a _meta the

@@ -1,4 +1,4 @@
-package sidecar
+package upstream
 
 import (
 	"bytes"
@@ -78,7 +78,7 @@ type httpSession struct {
 func (s *httpSession) rememberInit(m *wire.Message) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.initParams = clone(m.Params)
+	s.initParams = bytes.Clone(m.Params)
 	s.initialized, s.stale, s.renewals = false, false, 0
 }
 
@@ -176,13 +176,13 @@ func (h *httpUpstream) renew(n int, params []byte, initialized bool) error {
 		return errors.New("the client's first initialize has no params to begin it with")
 	}
 	if protocol != "" {
-		p["protocolVersion"] = jsonString(protocol)
+		p["protocolVersion"] = wire.Quote(protocol)
 	}
 	again, err := json.Marshal(p)
 	if err != nil {
 		return fmt.Errorf("the initialize could not be written: %w", err)
 	}
-	id := jsonString("mcp-executor-session-" + strconv.Itoa(n))
+	id := wire.Quote("mcp-executor-session-" + strconv.Itoa(n))
 	line := append(append(append(append([]byte(`{"jsonrpc":"2.0","id":`), id...), `,"method":"initialize","params":`...), again...), '}')
 
 	ctx, cancel := context.WithTimeout(h.ctx, renewTimeout)
@@ -201,7 +201,7 @@ func (h *httpUpstream) renew(n int, params []byte, initialized bool) error {
 		return errors.New("it refused the initialize (" + errorBodyMessage(bytes.NewReader(answer)) + ")")
 	}
 	if v, found, _ := wire.Pointer(m.Result, "/protocolVersion"); protocol != "" {
-		if got, ok := unquoteID(v); !found || !ok || got != protocol {
+		if got, ok := wire.Unquote(v); !found || !ok || got != protocol {
 			return fmt.Errorf("it now agrees to protocol version %.40q where the session began with %q; restart the executor", got, protocol)
 		}
 	}

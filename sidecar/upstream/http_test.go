@@ -1,4 +1,4 @@
-package sidecar
+package upstream
 
 import (
 	"encoding/json"
@@ -62,7 +62,11 @@ func startHTTPPeer(t *testing.T, url string, client *http.Client) *httpPeer {
 
 func (p *httpPeer) send(t *testing.T, line string) {
 	t.Helper()
-	if _, err := io.WriteString(p.h.Input(), line+"\n"); err != nil {
+	m, err := wire.Inspect([]byte(line))
+	if err != nil {
+		t.Fatalf("the test sends a line that is no message: %v\n%s", err, line)
+	}
+	if err := p.h.Send([]byte(line), m); err != nil {
 		t.Fatal(err)
 	}
 }

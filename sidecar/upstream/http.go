@@ -1,4 +1,4 @@
-package sidecar
+package upstream
 
 import (
 	"bufio"
@@ -55,11 +55,12 @@ type httpUpstream struct {
 	client  *http.Client
 	log     *slog.Logger
 
-	inR *io.PipeReader
-	inW *io.PipeWriter
-	out *io.PipeReader
-	ow  *io.PipeWriter
-	w   *wire.Writer
+	in      chan sentLine // the session's lines, taken by run one at a time
+	closed  chan struct{} // closed by Stop: Send takes no more lines
+	closing sync.Once
+	out     *io.PipeReader
+	ow      *io.PipeWriter
+	w       *wire.Writer
 
 	mu        sync.RWMutex // held for writing while an initialize is being answered
 	sessionID string
@@ -79,7 +80,7 @@ func startHTTPUpstream(url string, order []settings.EnvVar, values map[string]st
 	for _, v := range order {
 		h.headers.Set(v.Name, values[v.Name])
 	}
-	h.inR, h.inW = io.Pipe()
+	h.in, h.closed = make(chan sentLine), make(chan struct{})
 	h.out, h.ow = io.Pipe()
 	h.w = wire.NewWriter(h.ow)
 	h.ctx, h.cancel = context.WithCancel(context.Background())
@@ -87,14 +88,34 @@ func startHTTPUpstream(url string, order []settings.EnvVar, values map[string]st
 	return h
 }
 
-func (h *httpUpstream) Input() io.Writer      { return h.inW }
 func (h *httpUpstream) Output() io.Reader     { return h.out }
 func (h *httpUpstream) Done() <-chan struct{} { return h.done }
 func (h *httpUpstream) Wait() (int, error)    { <-h.done; return 0, nil }
 
+// sentLine is a line Send took, with its reading.
+type sentLine struct {
+	line []byte
+	m    *wire.Message
+}
+
+// Send hands the line and its reading to run, which posts it; it waits
+// while run is busy beginning a session (an initialize is answered before
+// any later line is posted).
+func (h *httpUpstream) Send(line []byte, m *wire.Message) error {
+	select {
+	case h.in <- sentLine{line, m}:
+		return nil
+	case <-h.closed:
+		return io.ErrClosedPipe
+	}
+}
+
+// Close has nothing to let go of beyond what Stop ended.
+func (h *httpUpstream) Close(context.Context) error { return nil }
+
 // Stop ends the HTTP session (DELETE, as the transport asks) and the output.
 func (h *httpUpstream) Stop(ctx context.Context) error {
-	_ = h.inW.Close()
+	h.closing.Do(func() { close(h.closed) })
 	h.mu.RLock()
 	sid := h.sessionID
 	h.mu.RUnlock()
@@ -122,20 +143,18 @@ func (h *httpUpstream) end() {
 	})
 }
 
-// run posts every line written to the input, each in its own goroutine so
-// that calls are in flight together; an initialize is answered before any
-// later line is posted.
+// run posts every line sent, each in its own goroutine so that calls are
+// in flight together; an initialize is answered before any later line is
+// posted.
 func (h *httpUpstream) run() {
-	rd := wire.NewReader(h.inR)
 	for {
-		line, err := rd.ReadLine()
-		if err != nil {
+		var s sentLine
+		select {
+		case s = <-h.in:
+		case <-h.closed:
 			return
 		}
-		m, err := wire.Inspect(line)
-		if err != nil {
-			continue
-		}
+		line, m := s.line, s.m
 		if m.Kind == wire.KindRequest && m.Method == "initialize" {
 			h.mu.Lock()
 			h.sess.rememberInit(m)
@@ -383,8 +402,8 @@ func answers(msg, id []byte) bool {
 
 // sameID compares two JSON-RPC ids: texts by their value, numbers as written.
 func sameID(a, b []byte) bool {
-	as, aok := unquoteID(a)
-	bs, bok := unquoteID(b)
+	as, aok := wire.Unquote(a)
+	bs, bok := wire.Unquote(b)
 	if aok || bok {
 		return aok && bok && as == bs
 	}
@@ -445,7 +464,7 @@ func (h *httpUpstream) emit(msg []byte, init bool) []byte {
 	if init {
 		if m, err := wire.Inspect(msg); err == nil && m.Result != nil {
 			if v, found, _ := wire.Pointer(m.Result, "/protocolVersion"); found {
-				if p, ok := unquoteID(v); ok {
+				if p, ok := wire.Unquote(v); ok {
 					h.protocol = p
 				}
 			}

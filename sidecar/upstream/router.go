@@ -1,4 +1,4 @@
-package sidecar
+package upstream
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,10 +17,10 @@ import (
 )
 
 // This file puts several tool servers ("servers" in the settings) behind
-// one session. The session sees one toolServer, the router: it writes the
-// client's lines (under the executor's ids) to the router's input and reads
-// the servers' lines from its output, so judging, the copy and the receipts
-// are the same as with one server. The router:
+// one session. The session sees one Server, the router: it sends the
+// client's lines (under the executor's ids) with their reading, and reads
+// the servers' lines from the router's output, so judging, the copy and
+// the receipts are the same as with one server. The router:
 //
 //   - tools/call: routed by the tool name's "<server><sep>" prefix; the
 //     server gets its own name of the tool (only params.name changes, every
@@ -55,21 +56,18 @@ const maxListPages = 100
 // namedServer is one upstream behind the router.
 type namedServer struct {
 	name string
-	srv  toolServer
-	in   *wire.Writer
+	srv  Server
 	caps map[string]json.RawMessage // from its initialize result
 }
 
-// router is several tool servers as one toolServer.
+// router is several tool servers as one Server.
 type router struct {
 	set *settings.Settings
 	log *slog.Logger
 	ups []*namedServer
 
-	inR *io.PipeReader // the session's lines
-	inW *io.PipeWriter
-	// inClosed is set by Stop: takeLine then takes nothing, as a write to
-	// the closed input would fail.
+	// inClosed is set by Stop: Send then takes nothing, as a write to a
+	// closed input would fail.
 	inClosed atomic.Bool
 	outR     *io.PipeReader // to the session
 	outW     *io.PipeWriter
@@ -107,20 +105,17 @@ type fanout struct {
 }
 
 // newRouter puts the started servers (in the settings' order) behind one
-// toolServer.
+// Server.
 func newRouter(set *settings.Settings, log *slog.Logger, ups []*namedServer) *router {
 	r := &router{set: set, log: log, ups: ups,
 		routed: map[string]*namedServer{}, fanouts: map[string]*fanout{}, fromSrv: map[string]srvRequest{},
 		done: make(chan struct{})}
-	r.inR, r.inW = io.Pipe()
 	r.outR, r.outW = io.Pipe()
 	r.out = wire.NewWriter(r.outW)
 	for _, u := range ups {
-		u.in = wire.NewWriter(u.srv.Input())
 		r.readers.Add(1)
 		go r.readUpstream(u)
 	}
-	go r.readSession()
 	go func() {
 		// The router's output ends when the first server's does; then every
 		// server is stopped by the session.
@@ -130,7 +125,6 @@ func newRouter(set *settings.Settings, log *slog.Logger, ups []*namedServer) *ro
 	return r
 }
 
-func (r *router) Input() io.Writer  { return r.inW }
 func (r *router) Output() io.Reader { return r.outR }
 func (r *router) Done() <-chan struct{} {
 	return r.done
@@ -139,7 +133,6 @@ func (r *router) Done() <-chan struct{} {
 // Stop stops every server (in parallel) and ends the router's output.
 func (r *router) Stop(ctx context.Context) error {
 	r.inClosed.Store(true)
-	_ = r.inW.Close()
 	var wg sync.WaitGroup
 	errs := make([]error, len(r.ups))
 	for i, u := range r.ups {
@@ -154,6 +147,18 @@ func (r *router) Stop(ctx context.Context) error {
 	wg.Wait()
 	_ = r.outW.Close()
 	r.markDone(0)
+	return errors.Join(errs...)
+}
+
+// Close lets go of what every server holds, once the router's output
+// has ended.
+func (r *router) Close(ctx context.Context) error {
+	var errs []error
+	for _, u := range r.ups {
+		if err := u.srv.Close(ctx); err != nil {
+			errs = append(errs, errors.New("tool server "+u.name+": "+err.Error()))
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -208,59 +213,31 @@ func (r *router) toSession(line []byte) {
 	}
 }
 
-func (r *router) toUpstream(u *namedServer, line []byte) {
-	if err := u.in.WriteLine(line); err != nil {
+// toUpstream hands a line and its reading to a server.
+func (r *router) toUpstream(u *namedServer, line []byte, m *wire.Message) {
+	if err := u.srv.Send(line, m); err != nil {
 		r.log.Warn("writing to a tool server", slog.String("server", u.name), slog.String("error", err.Error()))
 	}
 }
 
-// readSession handles the session's lines until its input ends.
-func (r *router) readSession() {
-	rd := wire.NewReader(r.inR)
-	for {
-		line, err := rd.ReadLine()
-		if err != nil {
-			var tl *wire.TooLongError
-			if errors.As(err, &tl) {
-				continue
-			}
-			break
-		}
-		r.fromSession(line)
+// toUpstreamOwn hands a server a line the router wrote itself, read once
+// here.
+func (r *router) toUpstreamOwn(u *namedServer, line []byte) {
+	m, err := wire.Inspect(line)
+	if err != nil { // the router's own line: cannot be
+		r.log.Error("the router made a line it cannot read; it is not sent", slog.String("server", u.name), wire.LineAttr(line))
+		return
 	}
-	for _, u := range r.ups {
-		if c, ok := u.srv.Input().(io.Closer); ok {
-			_ = c.Close()
-		}
-	}
+	r.toUpstream(u, line, m)
 }
 
-// takeLine handles one of the session's lines in the session's goroutine
-// (a lineTaker), with m its reading (nil: read here): the line crosses no
-// pipe and is not read again. The session hands every line this way, so
-// the router takes them in the order the session gave them.
-func (r *router) takeLine(line []byte, m *wire.Message) error {
+// Send takes one of the session's lines with its reading, in the
+// session's goroutine: the line crosses no pipe and is not read again, and
+// the router takes the lines in the order the session sends them.
+func (r *router) Send(line []byte, m *wire.Message) error {
 	if r.inClosed.Load() {
 		return io.ErrClosedPipe
 	}
-	if m == nil {
-		r.fromSession(line)
-		return nil
-	}
-	r.fromSessionMsg(line, m)
-	return nil
-}
-
-func (r *router) fromSession(line []byte) {
-	m, err := wire.Inspect(line)
-	if err != nil {
-		r.log.Warn("the router dropped a line it could not read", wire.LineAttr(line))
-		return
-	}
-	r.fromSessionMsg(line, m)
-}
-
-func (r *router) fromSessionMsg(line []byte, m *wire.Message) {
 	switch m.Kind {
 	case wire.KindRequest:
 		r.request(line, m)
@@ -269,10 +246,11 @@ func (r *router) fromSessionMsg(line []byte, m *wire.Message) {
 	case wire.KindResponse:
 		r.clientAnswer(line, m)
 	}
+	return nil
 }
 
 func (r *router) request(line []byte, m *wire.Message) {
-	ourID, _ := unquoteID(m.ID)
+	ourID, _ := wire.Unquote(m.ID)
 	switch m.Method {
 	case "tools/call":
 		r.toolCall(line, m, ourID)
@@ -293,7 +271,7 @@ func (r *router) request(line []byte, m *wire.Message) {
 		r.mu.Lock()
 		r.routed[ourID] = u
 		r.mu.Unlock()
-		r.toUpstream(u, line)
+		r.toUpstream(u, line, m)
 	}
 }
 
@@ -312,24 +290,22 @@ func (r *router) serverFor(method string) *namedServer {
 }
 
 // toolCall sends a call to the server its name's prefix names, under the
-// server's own name of the tool.
+// server's own name of the tool: params.name, where the reading says it
+// is, is the only part of the line that changes.
 func (r *router) toolCall(line []byte, m *wire.Message, ourID string) {
-	name, span, ok := toolNameSpan(line, m)
+	name, ok := toolName(line, m)
 	server, tool, routed := r.set.Route(name)
 	if !ok || !routed {
 		r.toSession(wire.ErrorLine(m.ID, wire.CodeInvalidParams,
-			"unknown tool: a tool name begins with one of the servers "+strings.Join(r.set.ServerOrder, ", ")+" and "+quote(r.set.NamespaceSeparator), nil))
+			"unknown tool: a tool name begins with one of the servers "+strings.Join(r.set.ServerOrder, ", ")+" and \""+r.set.NamespaceSeparator+"\"", nil))
 		return
 	}
 	u := r.byName(server)
 	r.mu.Lock()
 	r.routed[ourID] = u
 	r.mu.Unlock()
-	out := make([]byte, 0, len(line))
-	out = append(out, line[:span.Start]...)
-	out = append(out, jsonString(tool)...)
-	out = append(out, line[span.End:]...)
-	r.toUpstream(u, out)
+	out, om := wire.SpliceValue(line, m, m.NameSpan, wire.Quote(tool))
+	r.toUpstream(u, out, om)
 }
 
 func (r *router) byName(name string) *namedServer {
@@ -341,31 +317,18 @@ func (r *router) byName(name string) *namedServer {
 	return nil
 }
 
-// toolNameSpan finds params.name of a tools/call in line.
-func toolNameSpan(line []byte, m *wire.Message) (string, wire.Span, bool) {
-	if m.Params == nil {
-		return "", wire.Span{}, false
+// toolName is a tools/call's params.name, where its reading says it is.
+func toolName(line []byte, m *wire.Message) (string, bool) {
+	if !m.NameSpan.Present() {
+		return "", false
 	}
-	v, found, err := wire.Pointer(m.Params, "/name")
-	if err != nil || !found {
-		return "", wire.Span{}, false
-	}
-	name, ok := unquoteID(v)
-	if !ok {
-		return "", wire.Span{}, false
-	}
-	// v is a part of m.Params, itself a part of line.
-	start := m.ParamsSpan.Start + (cap(m.Params) - cap(v))
-	if start < 0 || start+len(v) > len(line) || !bytes.Equal(line[start:start+len(v)], v) {
-		return "", wire.Span{}, false
-	}
-	return name, wire.Span{Start: start, End: start + len(v)}, true
+	return wire.Unquote(line[m.NameSpan.Start:m.NameSpan.End])
 }
 
 // fanOut sends a request to several servers, each under a sub id.
 func (r *router) fanOut(m *wire.Message, ourID string, to []*namedServer) {
 	f := &fanout{method: m.Method, ourID: ourID, subs: map[*namedServer]string{}, answers: map[*namedServer]*wire.Message{},
-		tools: map[*namedServer][]json.RawMessage{}, pages: map[*namedServer]int{}, waiting: len(to), params: clone(m.Params)}
+		tools: map[*namedServer][]json.RawMessage{}, pages: map[*namedServer]int{}, waiting: len(to), params: bytes.Clone(m.Params)}
 	r.mu.Lock()
 	for _, u := range to {
 		sub := ourID + "@" + u.name
@@ -380,22 +343,22 @@ func (r *router) fanOut(m *wire.Message, ourID string, to []*namedServer) {
 
 func (r *router) sendSub(u *namedServer, f *fanout, params []byte) {
 	line := []byte(`{"jsonrpc":"2.0","id":`)
-	line = append(line, jsonString(f.subs[u])...)
+	line = append(line, wire.Quote(f.subs[u])...)
 	line = append(line, `,"method":`...)
-	line = append(line, jsonString(f.method)...)
+	line = append(line, wire.Quote(f.method)...)
 	if params != nil {
 		line = append(line, `,"params":`...)
 		line = append(line, params...)
 	}
 	line = append(line, '}')
-	r.toUpstream(u, line)
+	r.toUpstreamOwn(u, line)
 }
 
 // notification passes a client's notification on.
 func (r *router) notification(line []byte, m *wire.Message) {
 	if m.Method == "notifications/cancelled" && m.Params != nil {
 		if v, found, err := wire.Pointer(m.Params, "/requestId"); err == nil && found {
-			id, _ := unquoteID(v)
+			id, _ := wire.Unquote(v)
 			r.mu.Lock()
 			u := r.routed[id]
 			var subs []string
@@ -408,25 +371,25 @@ func (r *router) notification(line []byte, m *wire.Message) {
 			}
 			r.mu.Unlock()
 			if u != nil {
-				r.toUpstream(u, line)
+				r.toUpstream(u, line, m)
 			}
 			for i, sub := range subs {
 				ln := []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`)
-				ln = append(append(ln, jsonString(sub)...), "}}"...)
-				r.toUpstream(subUps[i], ln)
+				ln = append(append(ln, wire.Quote(sub)...), "}}"...)
+				r.toUpstreamOwn(subUps[i], ln)
 			}
 			return
 		}
 	}
 	for _, u := range r.ups {
-		r.toUpstream(u, line)
+		r.toUpstream(u, line, m)
 	}
 }
 
 // clientAnswer takes the client's answer to a server's own request back to
 // that server under the server's id.
 func (r *router) clientAnswer(line []byte, m *wire.Message) {
-	id, _ := unquoteID(m.ID)
+	id, _ := wire.Unquote(m.ID)
 	r.mu.Lock()
 	req, ok := r.fromSrv[id]
 	delete(r.fromSrv, id)
@@ -435,7 +398,8 @@ func (r *router) clientAnswer(line []byte, m *wire.Message) {
 		r.log.Warn("the client answered a request no tool server is waiting for; dropped", wire.LineAttr(line))
 		return
 	}
-	r.toUpstream(req.up, wire.SpliceID(line, m.IDSpan, req.id))
+	out, om := wire.SpliceValue(line, m, m.IDSpan, req.id)
+	r.toUpstream(req.up, out, om)
 }
 
 // fromUpstream handles one line of a server.
@@ -451,10 +415,10 @@ func (r *router) fromUpstream(u *namedServer, line []byte) {
 	case wire.KindRequest:
 		r.mu.Lock()
 		r.nextSrv++
-		rid := u.name + "!" + itoa(r.nextSrv)
-		r.fromSrv[rid] = srvRequest{up: u, id: clone(m.ID)}
+		rid := u.name + "!" + strconv.Itoa(r.nextSrv)
+		r.fromSrv[rid] = srvRequest{up: u, id: bytes.Clone(m.ID)}
 		r.mu.Unlock()
-		r.toSession(wire.SpliceID(line, m.IDSpan, jsonString(rid)))
+		r.toSession(wire.SpliceID(line, m.IDSpan, wire.Quote(rid)))
 		return
 	case wire.KindNotification:
 		r.toSession(line)
@@ -541,12 +505,12 @@ func qualifyTool(entry json.RawMessage, qualified func(server, tool string) stri
 	if err != nil || !found {
 		return nil, false
 	}
-	name, ok := unquoteID(v)
+	name, ok := wire.Unquote(v)
 	if !ok {
 		return nil, false
 	}
 	start := cap(entry) - cap(v) // v is a slice of entry
-	return wire.SpliceID(entry, wire.Span{Start: start, End: start + len(v)}, jsonString(qualified(server, name))), true
+	return wire.SpliceID(entry, wire.Span{Start: start, End: start + len(v)}, wire.Quote(qualified(server, name))), true
 }
 
 func capabilities(result []byte) map[string]json.RawMessage {
@@ -562,7 +526,7 @@ func capabilities(result []byte) map[string]json.RawMessage {
 
 // combine makes the client's answer to a fan-out.
 func (r *router) combine(f *fanout) []byte {
-	id := jsonString(f.ourID)
+	id := wire.Quote(f.ourID)
 	var firstErr *wire.Message
 	var firstErrServer string
 	for _, u := range r.ups {

@@ -1,4 +1,4 @@
-package sidecar
+package upstream
 
 import (
 	"bytes"
@@ -62,7 +62,7 @@ func exchangeOnce(t *testing.T, h *httpUpstream) []string {
 	h.cancel()
 	h.end()
 	<-read
-	_ = h.inW.Close()
+	h.closing.Do(func() { close(h.closed) })
 	return lines
 }
 

@@ -1,4 +1,4 @@
-package sidecar
+package upstream
 
 import (
 	"context"
@@ -17,32 +17,15 @@ import (
 // This file starts the tool servers of "servers": each stdio server a
 // child in its own process group with its own environment and credentials
 // (as the single "server" is), each HTTP server a streamable-HTTP
-// connection with its headers read from their secret sources.
+// connection with its headers read from their secret sources; and reads
+// their credentials.
 
-// serveRouted is Serve with several tool servers behind a router.
-func (e *Executor) serveRouted(ctx context.Context, in io.Reader, out io.Writer, serverStderr io.Writer) error {
-	ups, err := e.startUpstreams(ctx, serverStderr)
-	if err != nil {
-		return err
-	}
-	rt := newRouter(e.set, e.log, ups)
-	err = e.NewSession(in, out, rt).Run(ctx)
-	for _, u := range ups {
-		if ps, ok := u.srv.(*processServer); ok {
-			if cerr := ps.p.Close(context.WithoutCancel(ctx)); cerr != nil {
-				e.log.Warn("closing a tool server's pipes", slog.String("server", u.name), slog.String("error", cerr.Error()))
-			}
-		}
-	}
-	return err
-}
-
-// startUpstreams starts every server of "servers", in the settings' order.
-// If one cannot start, those already started are stopped.
-func (e *Executor) startUpstreams(ctx context.Context, stderr io.Writer) ([]*namedServer, error) {
+// startAll starts every server of "servers", in the settings' order. If
+// one cannot start, those already started are stopped.
+func startAll(ctx context.Context, set *settings.Settings, stderr io.Writer, log *slog.Logger) ([]*namedServer, error) {
 	var ups []*namedServer
-	for _, name := range e.set.ServerOrder {
-		srv, err := StartUpstream(ctx, e.set, name, stderr, e.log)
+	for _, name := range set.ServerOrder {
+		srv, err := Start(ctx, set, name, stderr, log)
 		if err != nil {
 			for _, u := range ups {
 				_ = u.srv.Stop(context.WithoutCancel(ctx))
@@ -54,20 +37,13 @@ func (e *Executor) startUpstreams(ctx context.Context, stderr io.Writer) ([]*nam
 	return ups, nil
 }
 
-// Upstream is one running tool server: lines in, lines out.
-type Upstream interface {
-	Input() io.Writer
-	Output() io.Reader
-	Stop(ctx context.Context) error
-	Wait() (int, error)
-	Done() <-chan struct{}
-}
-
-// StartUpstream starts the server name of the settings' "servers" (or the
-// single "server" when name is ""): a child process, or a streamable-HTTP
+// Start starts the server name of the settings' "servers" (or the single
+// "server" when name is ""): a child process, or a streamable-HTTP
 // connection. The tools command uses it too.
-func StartUpstream(ctx context.Context, set *settings.Settings, name string, stderr io.Writer, log *slog.Logger) (Upstream, error) {
-	log = orDiscard(log)
+func Start(ctx context.Context, set *settings.Settings, name string, stderr io.Writer, log *slog.Logger) (Server, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	if stderr == nil {
 		stderr = os.Stderr
 	}
@@ -106,7 +82,7 @@ func StartUpstream(ctx context.Context, set *settings.Settings, name string, std
 		log.Warn("tool server", slog.String("server", name), slog.String("warning", w))
 	}
 	log.Info("tool server started", slog.String("server", name), slog.String("program", p.Path), slog.Int("pid", p.Pid()))
-	return &processServer{p}, nil
+	return newProcessServer(p), nil
 }
 
 // resolveVars reads the values of vars: those written in the settings, and
@@ -139,9 +115,9 @@ func resolveVars(ctx context.Context, set *settings.Settings, vars []settings.En
 	return out, nil
 }
 
-// checkCredentials reads every tool server's credentials and headers once,
+// CheckCredentials reads every tool server's credentials and headers once,
 // so that a start that would fail on them writes nothing.
-func checkCredentials(ctx context.Context, set *settings.Settings, log *slog.Logger) error {
+func CheckCredentials(ctx context.Context, set *settings.Settings, log *slog.Logger) error {
 	if set.Servers == nil {
 		_, err := serverEnv(ctx, set, log)
 		return err
@@ -160,4 +136,15 @@ func checkCredentials(ctx context.Context, set *settings.Settings, log *slog.Log
 		}
 	}
 	return nil
+}
+
+// serverEnv resolves the single tool server's environment: the values the
+// settings hold and the credentials read from their sources. Each session
+// reads them again, so a rotated credential is picked up.
+func serverEnv(ctx context.Context, set *settings.Settings, log *slog.Logger) (map[string]string, error) {
+	env, err := resolveVars(ctx, set, set.Server.Env, log)
+	if err != nil {
+		return nil, fmt.Errorf("the tool server's credentials: %w", err)
+	}
+	return env, nil
 }
