@@ -14,7 +14,9 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/copylog"
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
 	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/approval"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/contentrules"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/held"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/telemetry"
 )
@@ -36,10 +38,13 @@ type Executor struct {
 	rulesFP string              // "" without a rules file
 	denials *denialLimiter
 	tel     *telemetry.Telemetry
-	pol     *policy     // tool rules, quotas, redaction; set by begin
-	seed    *policySeed // from the copy's read at start, for begin's newPolicy; nil after
-	appr    *approvals  // nil when no call is held for approval (hold.go)
-	pk      *passkeys   // passkey approvals and the slip's cancellation (passkeyhold.go)
+	pol     *policy       // tool rules, quotas, redaction; set by begin
+	seed    *policySeed   // from the copy's read at start, for begin's newPolicy; nil after
+	hub     *approval.Hub // the approvals hub; nil when no call is held for approval (hold.go)
+	holds   *held.Holds   // the calls held for approval, and the slip's cancellation (cancel.go)
+	kept    held.Kept     // approvals kept for the calls about to be sent with them
+	// stopWatch stops watching for the slip's cancellation; nil when not watching.
+	stopWatch func()
 
 	admitMu  sync.Mutex // the order calls are judged, sent and written in
 	lastWhen time.Time  // the latest stub time handed out (never goes back)
@@ -86,7 +91,8 @@ func newExecutor(log *slog.Logger, set *settings.Settings, slipFP string, agent,
 		log: log, set: set, slipFP: slipFP, agent: agent, exec: exec, book: bk, ledger: bk.Ledger(), copy: cp,
 		rules: rules, rulesFP: rulesFP,
 		stoppedCh: make(chan struct{}),
-		fullAt:    fullAtFault(fullAt), bookFullCh: make(chan struct{}),
+		holds:     held.NewHolds(slipFP), kept: held.Kept{Dir: set.Approvals.Queue},
+		fullAt: fullAtFault(fullAt), bookFullCh: make(chan struct{}),
 	}
 	e.denials = newDenialLimiter(set.DenialsPerHour, func(n int64) {
 		if err := e.copyAppend(copylog.Line{Kind: copylog.KindDenialsFolded, Count: n}); err != nil {
@@ -103,7 +109,9 @@ func (e *Executor) Close() error {
 		e.commits.Wait()
 		e.denials.close()
 		e.closeApprovals()
-		e.closePasskeys()
+		if e.stopWatch != nil {
+			e.stopWatch()
+		}
 		if e.closer != nil {
 			e.closeErr = e.closer()
 		}

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/held"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/telemetry"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/upstream"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
@@ -47,10 +48,10 @@ type Session struct {
 	e   *Executor
 	log *slog.Logger
 
-	client *wire.Reader
-	out    *wire.Writer    // to the client
-	srv    upstream.Server // the tool server, or the router in front of several
-	ids    callIDs
+	in  *wire.Reader    // from the client
+	out *wire.Writer    // to the client
+	srv upstream.Server // the tool server, or the router in front of several
+	ids callIDs
 
 	mu         sync.Mutex
 	requests   map[string]*passRequest // by our id
@@ -76,16 +77,16 @@ type Session struct {
 	admitQ   chan *toolCall
 	orderMu  sync.Mutex    // guards lastSent and sending: admit and approvals (hold.go) send
 	lastSent chan struct{} // the sentDone of the last call admitted
-	peer     clientState   // what initialize said of the client, and elicitations asked (hold.go)
+	client   *held.Client  // the client as a channel to ask a person through: its initialize, elicitations asked
 	ctx      context.Context
 }
 
 // NewSession makes a session between a client (in, out) and a running tool
 // server. Run it with [Session.Run].
 func (e *Executor) NewSession(in io.Reader, out io.Writer, srv upstream.Server) *Session {
-	return &Session{
+	s := &Session{
 		e: e, log: e.log,
-		client:     wire.NewReader(in),
+		in:         wire.NewReader(in),
 		out:        wire.NewWriter(out),
 		srv:        srv,
 		requests:   map[string]*passRequest{},
@@ -96,6 +97,9 @@ func (e *Executor) NewSession(in io.Reader, out io.Writer, srv upstream.Server) 
 		ended:      map[string]struct{}{},
 		admitQ:     make(chan *toolCall, e.set.MaxWaiting+1),
 	}
+	s.client = held.NewClient(func(line, _ []byte) { s.toClient(line) }, IDPrefix+"ask-",
+		func() string { return s.ids.next()[len(IDPrefix):] }, s.log)
+	return s
 }
 
 // ExitError says the tool server exited: the executor exits with its code,
@@ -135,7 +139,7 @@ func (s *Session) Run(ctx context.Context) error {
 		if err != nil {
 			s.log.Warn("reading from the client ended", slog.String("error", err.Error()))
 		}
-		s.clientEnded() // its elicitations (hold.go) get no answer now
+		s.client.Ended() // its elicitations get no answer now
 		// The client's input ended (or serve's drain ended it): every call
 		// read before it goes to the server and gets its outcome (an answer,
 		// its timeout, the server's end) before the server's input is
@@ -240,7 +244,7 @@ func (s *Session) serverEnded(ctx context.Context, serverDone <-chan struct{}) e
 // readClient handles the client's lines until its input ends.
 func (s *Session) readClient() error {
 	for {
-		line, err := s.client.ReadLine()
+		line, err := s.in.ReadLine()
 		if err != nil {
 			var tl *wire.TooLongError
 			if errors.As(err, &tl) {
@@ -276,7 +280,7 @@ func (s *Session) fromClient(line []byte) {
 			return
 		}
 		if m.Method == "initialize" {
-			s.noteInitialize(m)
+			s.client.NoteInitialize(m.Params)
 		}
 		s.forward(line, m)
 	case wire.KindNotification:
@@ -292,8 +296,8 @@ func (s *Session) fromClient(line []byte) {
 	case wire.KindResponse:
 		// The client's answer to the server's own request: its id is the
 		// server's, passed through unchanged; answers to the executor's
-		// own elicitations (hold.go) stay here.
-		if s.takeElicitReply(m) {
+		// own elicitations stay here.
+		if s.client.TakeReply(m) {
 			return
 		}
 		s.toServer(line, m)

@@ -73,12 +73,12 @@ func Open(ctx context.Context, o OpenOptions) (_ *Executor, err error) {
 		cl = nil
 		return nil, errors.Join(err, cerr)
 	}
-	if err := e.openPasskeys(p.slip); err != nil {
+	if err := e.openCancellation(p.slip); err != nil {
 		cerr := e.Close() // closes what the start opened
 		cl = nil
 		return nil, errors.Join(err, cerr)
 	}
-	if err := e.openApprovals(o.ApproveSession); err != nil {
+	if err := e.openApprovals(p.slip, o.ApproveSession); err != nil {
 		cerr := e.Close() // closes what the start opened
 		cl = nil
 		return nil, errors.Join(err, cerr)

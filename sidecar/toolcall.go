@@ -15,6 +15,7 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/receipts/consent"
 	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
 	"github.com/seed-6e06167c/mcp-executor/receipts/record"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/held"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/policy/quota"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/telemetry"
@@ -146,7 +147,7 @@ type toolCall struct {
 	when    time.Time
 	hold    *book.Reservation
 	quota   *quota.Reservation // nil when the tool's rule sets no quota
-	held    *held              // set by holdCall for a call held for approval (hold.go)
+	held    *held.Call         // set for a call held for approval (hold.go)
 	// approval is the person's signed approval the call was sent with
 	// (passkeyhold.go); nil for none.
 	approval *record.Record
@@ -203,7 +204,9 @@ func (tc *toolCall) cancel() {
 	st := tc.state
 	if st == stateWaiting {
 		tc.state = stateWithdrawn
-		tc.cancelHoldLocked()
+		if tc.held != nil {
+			tc.held.Cancel() // ends its wait for approval
+		}
 	}
 	s.mu.Unlock()
 	// A call whose copy line is being written counts as sent: its stub will
@@ -517,8 +520,20 @@ func (s *Session) reserve(tc *toolCall) {
 		s.holdForPasskey(tc) // unlocks admitMu
 		return
 	}
+	s.place(tc, h, d, nil)
+}
+
+// place ends the admission of every call, held or not: called with
+// admitMu held, it unlocks it. A call the check before acting allowed (d)
+// takes its place in the book (h) and is sent; otherwise undo (when not
+// nil: what the caller holds for the call) runs and the call is refused.
+func (s *Session) place(tc *toolCall, h *book.Reservation, d book.Decision, undo func()) {
+	e := s.e
 	if !d.Allowed {
 		e.admitMu.Unlock()
+		if undo != nil {
+			undo()
+		}
 		s.refuse(tc, refusal{action: tc.action, amount: tc.amount, reason: d.Reason(), codes: decisionCodes(d), why: slipWhy(d)})
 		return
 	}

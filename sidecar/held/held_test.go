@@ -1,7 +1,8 @@
-package sidecar
+package held
 
 import (
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -31,7 +32,7 @@ func TestStripInput(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, err := stripInput(line, m, c.id)
+			out, err := StripInput(line, m, c.id)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -58,7 +59,7 @@ func TestStripInput(t *testing.T) {
 	}
 }
 
-// FuzzStripInput: on any tools/call line, stripInput fails or gives a line
+// FuzzStripInput: on any tools/call line, StripInput fails or gives a line
 // that is still one acceptable message without the executor's answer.
 func FuzzStripInput(f *testing.F) {
 	f.Add([]byte(`{"name":"w","inputResponses":{"red.prova/approval":{"action":"accept"}},"requestState":"R"}`))
@@ -70,7 +71,7 @@ func FuzzStripInput(f *testing.F) {
 		if err != nil || m.Params == nil {
 			return
 		}
-		out, err := stripInput(line, m, "R")
+		out, err := StripInput(line, m, "R")
 		if err != nil {
 			return
 		}
@@ -98,10 +99,10 @@ func TestNoteInitialize(t *testing.T) {
 		{`{"protocolVersion":"2025-06-18"}`, false},
 	}
 	for _, c := range cases {
-		s := &Session{}
-		s.noteInitialize(&wire.Message{Params: []byte(c.params)})
-		if s.peer.elicit != c.elicit {
-			t.Errorf("%s: elicit %v, want %v", c.params, s.peer.elicit, c.elicit)
+		cl := NewClient(nil, "ask-", nil, slog.New(slog.DiscardHandler))
+		cl.NoteInitialize([]byte(c.params))
+		if cl.elicit != c.elicit {
+			t.Errorf("%s: elicit %v, want %v", c.params, cl.elicit, c.elicit)
 		}
 	}
 }
