@@ -48,10 +48,9 @@ type Session struct {
 	e   *Executor
 	log *slog.Logger
 
-	in  *wire.Reader    // from the client
-	out *wire.Writer    // to the client
-	srv upstream.Server // the tool server, or the router in front of several
-	ids callIDs
+	conn ClientConn      // the client
+	srv  upstream.Server // the tool server, or the router in front of several
+	ids  callIDs
 
 	mu         sync.Mutex
 	requests   map[string]*passRequest // by our id
@@ -81,13 +80,12 @@ type Session struct {
 	ctx      context.Context
 }
 
-// NewSession makes a session between a client (in, out) and a running tool
-// server. Run it with [Session.Run].
-func (e *Executor) NewSession(in io.Reader, out io.Writer, srv upstream.Server) *Session {
+// NewSession makes a session between a client and a running tool server
+// (or the router in front of several). Run it with [Session.Run].
+func (e *Executor) NewSession(c ClientConn, srv upstream.Server) *Session {
 	s := &Session{
 		e: e, log: e.log,
-		in:         wire.NewReader(in),
-		out:        wire.NewWriter(out),
+		conn:       c,
 		srv:        srv,
 		requests:   map[string]*passRequest{},
 		order:      list.New(),
@@ -97,7 +95,7 @@ func (e *Executor) NewSession(in io.Reader, out io.Writer, srv upstream.Server) 
 		ended:      map[string]struct{}{},
 		admitQ:     make(chan *toolCall, e.set.MaxWaiting+1),
 	}
-	s.client = held.NewClient(func(line, _ []byte) { s.toClient(line) }, IDPrefix+"ask-",
+	s.client = held.NewClient(s.toClient, IDPrefix+"ask-",
 		func() string { return s.ids.next()[len(IDPrefix):] }, s.log)
 	return s
 }
@@ -241,38 +239,32 @@ func (s *Session) serverEnded(ctx context.Context, serverDone <-chan struct{}) e
 	return &ExitError{Code: code}
 }
 
-// readClient handles the client's lines until its input ends.
+// readClient handles the client's lines until its input ends. A line that
+// is not acceptable is answered, and the next one read.
 func (s *Session) readClient() error {
 	for {
-		line, err := s.in.ReadLine()
-		if err != nil {
-			var tl *wire.TooLongError
-			if errors.As(err, &tl) {
-				s.log.Warn("a line from the client is over 16 MiB", slog.Int64("bytes", tl.Length))
-				s.replyError(nil, wire.CodeInvalidRequest, "line longer than 16 MiB", nil)
-				continue
-			}
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
+		line, m, err := s.conn.ReadMessage()
+		var tl *wire.TooLongError
+		var we *wire.Error
+		switch {
+		case err == nil:
+			s.fromClient(line, m)
+		case errors.As(err, &tl):
+			s.log.Warn("a line from the client is over 16 MiB", slog.Int64("bytes", tl.Length))
+			s.replyError(nil, wire.CodeInvalidRequest, "line longer than 16 MiB", nil)
+		case errors.As(err, &we):
+			s.log.Warn("a line from the client is not an acceptable message", slog.String("why", we.Reason))
+			s.replyError(we.ID, we.Code, we.Reason, nil)
+		case errors.Is(err, io.EOF):
+			return nil
+		default:
 			return err
 		}
-		s.fromClient(line)
 	}
 }
 
-func (s *Session) fromClient(line []byte) {
-	m, err := wire.Inspect(line)
-	if err != nil {
-		var we *wire.Error
-		if errors.As(err, &we) {
-			s.log.Warn("a line from the client is not an acceptable message", slog.String("why", we.Reason))
-			s.replyError(we.ID, we.Code, we.Reason, nil)
-			return
-		}
-		s.replyError(nil, wire.CodeInvalidRequest, "not an acceptable message", nil)
-		return
-	}
+// fromClient handles one of the client's lines, read as m.
+func (s *Session) fromClient(line []byte, m *wire.Message) {
 	switch m.Kind {
 	case wire.KindRequest:
 		if m.Method == "tools/call" {
@@ -390,7 +382,7 @@ func (s *Session) fromServer(line []byte) {
 	}
 	m := sl.Msg
 	if sl.Kind != wire.KindResponse {
-		s.toClient(line)
+		s.toClient(line, nil)
 		return
 	}
 	if !sl.IDIsString || !strings.HasPrefix(sl.ID, IDPrefix) {
@@ -420,7 +412,7 @@ func (s *Session) fromServer(line []byte) {
 			}
 			out = filtered
 		}
-		s.toClient(out)
+		s.toClient(out, r.clientID)
 	}
 }
 
@@ -605,16 +597,19 @@ func (s *Session) sendToServer(line []byte, m *wire.Message) error {
 	return s.srv.Send(line, m)
 }
 
-func (s *Session) toClient(line []byte) {
-	if err := s.out.WriteLine(line); err != nil {
+// toClient writes a line to the client; related is the client's id of the
+// request it belongs to (ClientConn.WriteLine).
+func (s *Session) toClient(line, related []byte) {
+	if err := s.conn.WriteLine(line, related); err != nil {
 		s.log.Warn("writing to the client", slog.String("error", err.Error()))
 	}
 }
 
 // replyError answers the client with a JSON-RPC error of the executor's own.
 func (s *Session) replyError(id []byte, code int, message string, data []byte) {
+	related := id
 	if id == nil {
 		id = []byte("null")
 	}
-	s.toClient(wire.ErrorLine(id, code, message, data))
+	s.toClient(wire.ErrorLine(id, code, message, data), related)
 }

@@ -350,7 +350,7 @@ func (e *Executor) Drain(ctx context.Context) {
 // answerCall frees the call's slot and writes its answer to the client.
 func (s *Session) answerCall(tc *toolCall, line []byte) {
 	s.freeSlot(tc)
-	s.toClient(line)
+	s.toClient(line, tc.clientID)
 }
 
 // replyCallError frees the call's slot and answers it with an error of the
