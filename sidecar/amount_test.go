@@ -4,7 +4,6 @@ import (
 	"errors"
 	"regexp"
 	"testing"
-	"time"
 
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 )
@@ -97,23 +96,6 @@ func FuzzReadAmount(f *testing.F) {
 }
 
 const maxSafeInt = 1<<53 - 1
-
-func TestDenialLimiterSlidingHour(t *testing.T) {
-	l := newDenialLimiter(2, nil)
-	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	steps := []struct {
-		at   time.Duration
-		want bool
-	}{
-		{0, true}, {time.Minute, true}, {2 * time.Minute, false},
-		{59 * time.Minute, false}, {60 * time.Minute, true}, {61 * time.Minute, true}, {62 * time.Minute, false},
-	}
-	for _, s := range steps {
-		if got := l.allow(t0.Add(s.at)); got != s.want {
-			t.Errorf("at +%v: allow %v, want %v", s.at, got, s.want)
-		}
-	}
-}
 
 func TestCallIDsUniqueAndUnguessable(t *testing.T) {
 	var ids callIDs

@@ -17,6 +17,7 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/sidecar/approval"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/contentrules"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/held"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/policy"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/telemetry"
 )
@@ -36,13 +37,13 @@ type Executor struct {
 	copy    *copylog.Log
 	rules   *contentrules.Rules // nil without a rules file
 	rulesFP string              // "" without a rules file
-	denials *denialLimiter
+	denials *policy.Denials
 	tel     *telemetry.Telemetry
-	pol     *policy       // tool rules, quotas, redaction; set by begin
-	seed    *policySeed   // from the copy's read at start, for begin's newPolicy; nil after
-	hub     *approval.Hub // the approvals hub; nil when no call is held for approval (hold.go)
-	holds   *held.Holds   // the calls held for approval, and the slip's cancellation (cancel.go)
-	kept    held.Kept     // approvals kept for the calls about to be sent with them
+	pol     *policy.Policy // tool rules, quotas, redaction; set by begin
+	seed    *policy.Seed   // from the copy's read at start, for begin's policy.New; nil after
+	hub     *approval.Hub  // the approvals hub; nil when no call is held for approval (hold.go)
+	holds   *held.Holds    // the calls held for approval, and the slip's cancellation (cancel.go)
+	kept    held.Kept      // approvals kept for the calls about to be sent with them
 	// stopWatch stops watching for the slip's cancellation; nil when not watching.
 	stopWatch func()
 
@@ -94,7 +95,7 @@ func newExecutor(log *slog.Logger, set *settings.Settings, slipFP string, agent,
 		holds:     held.NewHolds(slipFP), kept: held.Kept{Dir: set.Approvals.Queue},
 		fullAt: fullAtFault(fullAt), bookFullCh: make(chan struct{}),
 	}
-	e.denials = newDenialLimiter(set.DenialsPerHour, func(n int64) {
+	e.denials = policy.NewDenials(set.DenialsPerHour, func(n int64) {
 		if err := e.copyAppend(copylog.Line{Kind: copylog.KindDenialsFolded, Count: n}); err != nil {
 			e.stop("the copy could not be written: " + err.Error())
 		}
@@ -107,7 +108,7 @@ func newExecutor(log *slog.Logger, set *settings.Settings, slipFP string, agent,
 func (e *Executor) Close() error {
 	e.closeOnce.Do(func() {
 		e.commits.Wait()
-		e.denials.close()
+		e.denials.Close()
 		e.closeApprovals()
 		if e.stopWatch != nil {
 			e.stopWatch()

@@ -40,7 +40,7 @@ import (
 // call of this process.
 func (e *Executor) openApprovals(sl *slip.Slip, approveSession bool) error {
 	hub, err := held.OpenApprovals(held.Options{Settings: e.set, Copy: e.copy, Slip: sl,
-		ApproveSession: approveSession, Redact: e.RedactArgs, Logger: e.log})
+		ApproveSession: approveSession, Redact: e.pol.Redact, Logger: e.log})
 	if err != nil || hub == nil {
 		return err
 	}
@@ -59,7 +59,7 @@ func (e *Executor) closeApprovals() {
 
 // holdsFor says whether the call's tool rule holds it for approval.
 func (s *Session) holdsFor(tc *toolCall) bool {
-	t, ok := s.e.toolRule(tc.tool)
+	t, ok := s.e.pol.Rule(tc.tool)
 	return ok && t.Approve != nil
 }
 

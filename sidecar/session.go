@@ -526,7 +526,7 @@ func (s *Session) filterTools(line []byte) (out []byte, ok bool) {
 		return nil, false
 	}
 	res, err := wire.FilterTools(m.Result, func(name string) bool {
-		return s.e.toolListed(name)
+		return s.e.pol.Listed(name)
 	})
 	if err != nil {
 		s.log.Warn("a tools/list result could not be filtered; it is not passed on", slog.String("error", wire.Cut(err.Error())), wire.LineAttr(line))

@@ -17,6 +17,7 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/receipts/slip"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/boot"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/contentrules"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/policy"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/upstream"
 )
@@ -106,7 +107,7 @@ type parts struct {
 	slip        *slip.Slip
 	book        *book.Book
 	copy        *copylog.Log
-	seed        *policySeed         // what the policy needs from the copy, gathered as it was opened
+	seed        *policy.Seed        // what the policy needs from the copy, gathered as it was opened
 	rules       *contentrules.Rules // nil without a rules file
 	rulesFP     string
 }
@@ -160,13 +161,13 @@ func openRecords(set *settings.Settings, p *parts, cl *closers, log *slog.Logger
 		cp  *copylog.Log
 		err error
 	}
-	seed, err := newPolicySeed(set, time.Now())
+	seed, err := policy.NewSeed(set, time.Now())
 	if err != nil {
 		return err
 	}
 	copyOpened := make(chan opened, 1)
 	go func() {
-		cp, err := copylog.OpenWith(set.Executor.Copy, p.copyKey, set.Name, copylog.Visit{Kinds: seed.kinds(), Each: seed.visit})
+		cp, err := copylog.OpenWith(set.Executor.Copy, p.copyKey, set.Name, copylog.Visit{Kinds: seed.Kinds(), Each: seed.Visit})
 		copyOpened <- opened{cp, err}
 	}()
 	bookErr := openBook(set, p, cl, log)
@@ -248,7 +249,7 @@ func (e *Executor) begin(ctx context.Context) error {
 	if err := e.recover(ctx); err != nil {
 		return fmt.Errorf("recovering at start: %w", err)
 	}
-	pol, err := newPolicy(e.set, e.seed, e.copy, e.log)
+	pol, err := policy.New(e.set, e.seed, e.copy, e.log)
 	if err != nil {
 		return err
 	}

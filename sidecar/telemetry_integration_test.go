@@ -27,7 +27,7 @@ import (
 
 	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
 	"github.com/seed-6e06167c/mcp-executor/internal/syncbuf"
-	"github.com/seed-6e06167c/mcp-executor/sidecar"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/policy"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/telemetry"
 )
 
@@ -272,7 +272,7 @@ func TestTracesReachJaeger(t *testing.T) {
 		t.Fatalf("no span of the refused call in trace %s: %+v", refusedTID, refused)
 	}
 	if denial.parent() != allowedParent || denial.tag(telemetry.AttrDecision) != telemetry.DecisionRefused ||
-		denial.tag(telemetry.AttrDenial) == "" || denial.tag(telemetry.AttrErrorType) != sidecar.CodeUnlisted {
+		denial.tag(telemetry.AttrDenial) == "" || denial.tag(telemetry.AttrErrorType) != policy.CodeUnlisted {
 		t.Errorf("the refused call's span: %+v", denial)
 	}
 	for _, s := range refused {

@@ -16,6 +16,7 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
 	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/held"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/policy"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/policy/quota"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/telemetry"
@@ -362,7 +363,9 @@ func (s *Session) replyCallError(tc *toolCall, code int, message string, data []
 
 // release ends a call's life in the session.
 func (s *Session) release(tc *toolCall) {
-	tc.releaseQuota()
+	if tc.quota != nil {
+		tc.quota.Release() // a call never sent; nothing after Commit
+	}
 	s.freeSlot(tc)
 	tc.tel.End()
 	s.callsWG.Done()
@@ -429,7 +432,7 @@ func (s *Session) judge(tc *toolCall) bool {
 		return false
 	}
 	tc.tool = name
-	rule, listed := e.toolRule(name)
+	rule, listed := e.pol.Rule(name)
 	tc.tel.Named(name, e.serverOf(name), listed)
 	if !listed {
 		if e.forwardUnlisted() {
@@ -438,7 +441,7 @@ func (s *Session) judge(tc *toolCall) bool {
 			s.forward(tc.line, tc.msg)
 			return false
 		}
-		s.refuse(tc, refusal{action: ActionUnlisted, reason: "other", refused: CodeUnlisted, codes: []string{CodeUnlisted},
+		s.refuse(tc, refusal{action: policy.ActionUnlisted, reason: "other", refused: policy.CodeUnlisted, codes: []string{policy.CodeUnlisted},
 			why: "no rule in the executor's settings names the tool " + quote(name)})
 		return false
 	}
@@ -591,7 +594,9 @@ func (s *Session) send(tc *toolCall) {
 		tc.finish(outcome{kind: outNotSent})
 		return
 	}
-	tc.commitQuota()
+	if tc.quota != nil {
+		tc.quota.Commit()
+	}
 	faultPoint("after-copy-sent")
 	if tc.prevSent != nil {
 		<-tc.prevSent
@@ -627,12 +632,9 @@ func (s *Session) send(tc *toolCall) {
 	faultPoint("server-working")
 }
 
-// The action and codes the executor gives its own refusals.
-const (
-	ActionUnlisted          = "executor.unlisted"
-	CodeUnlisted            = "unlisted"
-	CodeArgumentsUnreadable = "arguments-unreadable"
-)
+// CodeArgumentsUnreadable is the code of a call whose arguments have no
+// RFC 8785 form.
+const CodeArgumentsUnreadable = "arguments-unreadable"
 
 func (e *Executor) forwardUnlisted() bool { return e.set.Unlisted == "forward" }
 

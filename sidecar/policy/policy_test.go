@@ -1,4 +1,4 @@
-package sidecar
+package policy
 
 import (
 	"bytes"
@@ -54,20 +54,20 @@ func TestQuotaRestore(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := &policy{rules: rules, quotas: quota.NewTracker()}
-			seed, err := newPolicySeed(set, now)
+			p := &Policy{set: set, rules: rules, quotas: quota.NewTracker()}
+			seed, err := NewSeed(set, now)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, ln := range c.lines {
-				if err := seed.visit(ln); err != nil {
+				if err := seed.Visit(ln); err != nil {
 					t.Fatal(err)
 				}
 			}
 			if n := p.restoreQuotas(slices.Values(seed.sent), now); n != c.counted {
 				t.Errorf("counted %d, want %d", n, c.counted)
 			}
-			r, ok := p.resolve(set, c.tool)
+			r, ok := p.Rule(c.tool)
 			if !ok {
 				t.Fatal("no rule")
 			}
@@ -99,61 +99,61 @@ func TestToolRuleResolve(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &policy{rules: rules}
+	p := &Policy{set: set, rules: rules}
 	for name, want := range map[string]string{
 		"fs.read_text_file": "glob:fs.read_*", "fs.read_file": "glob:*.read_file", "fs.read_secret": "exact", "fs.write_file": "glob:fs.*",
 		"ev.read_file": "glob:*.read_file", "ev.echo": "glob:*",
 	} {
-		r, ok := p.resolve(set, name)
-		if !ok || r.decision.Label() != want {
-			t.Errorf("%s: %v %q, want %q", name, ok, r.decision.Label(), want)
+		r, ok := p.Rule(name)
+		if !ok || r.Decision.Label() != want {
+			t.Errorf("%s: %v %q, want %q", name, ok, r.Decision.Label(), want)
 		}
 	}
-	if r, _ := p.resolve(set, "fs.read_secret"); !r.Refuse {
+	if r, _ := p.Rule("fs.read_secret"); !r.Refuse {
 		t.Error("fs.read_secret: the refuse rule is not the one found")
 	}
 }
 
-// RedactArgs shows a secret as a token an auditor can check with the salt
+// Redact shows a secret as a token an auditor can check with the salt
 // the copy keeps; other values stay.
-func TestRedactArgs(t *testing.T) {
+func TestRedact(t *testing.T) {
 	salt := redact.NewSalt()
 	r, err := redact.New(salt, redact.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &Executor{pol: &policy{redactor: r}}
+	p := &Policy{redactor: r}
 	secret := "sk-proj-" + strings.Repeat("Ab1", 12)
-	got := string(e.RedactArgs([]byte(`{"path":"/data/key.txt","content":"api_key=` + secret + `"}`)))
+	got := string(p.Redact([]byte(`{"path":"/data/key.txt","content":"api_key=` + secret + `"}`)))
 	if strings.Contains(got, secret) || !strings.Contains(got, `"path":"/data/key.txt"`) {
-		t.Fatalf("RedactArgs = %s", got)
+		t.Fatalf("Redact = %s", got)
 	}
 	i := strings.Index(got, "[REDACTED:")
 	j := strings.Index(got[i:], "]")
 	if i < 0 || j < 0 || !redact.Verify(salt, secret, got[i:i+j+1]) {
 		t.Fatalf("no token the salt verifies in %s", got)
 	}
-	if txt := e.RedactArgs([]byte("not json Bearer " + secret)); strings.Contains(string(txt), secret) {
-		t.Fatalf("RedactArgs on text = %s", txt)
+	if txt := p.Redact([]byte("not json Bearer " + secret)); strings.Contains(string(txt), secret) {
+		t.Fatalf("Redact on text = %s", txt)
 	}
 }
 
 // At a start the policy takes the copy's salt (one is written to a copy
 // that holds none, and the next start takes that one), and replaceBuiltin
 // is warned about in the log.
-func TestNewPolicySaltAndWarning(t *testing.T) {
+func TestNewSaltAndWarning(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "copy.jsonl")
 	key := bytes.Repeat([]byte{3}, 32)
-	open := func(o redact.Options) (*policy, string) {
+	open := func(o redact.Options) (*Policy, string) {
 		t.Helper()
 		var logs bytes.Buffer
 		set := &settings.Settings{Redaction: o}
-		seed, err := newPolicySeed(set, time.Now())
+		seed, err := NewSeed(set, time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
 		// The copy opened as the start opens it: the seed takes its lines.
-		cp, err := copylog.OpenWith(path, key, "test executor", copylog.Visit{Kinds: seed.kinds(), Each: seed.visit})
+		cp, err := copylog.OpenWith(path, key, "test executor", copylog.Visit{Kinds: seed.Kinds(), Each: seed.Visit})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -162,7 +162,7 @@ func TestNewPolicySaltAndWarning(t *testing.T) {
 				t.Error(err)
 			}
 		}()
-		p, err := newPolicy(set, seed, cp, slog.New(slog.NewJSONHandler(&logs, nil)))
+		p, err := New(set, seed, cp, slog.New(slog.NewJSONHandler(&logs, nil)))
 		if err != nil {
 			t.Fatal(err)
 		}

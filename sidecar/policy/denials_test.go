@@ -1,4 +1,4 @@
-package sidecar
+package policy
 
 import (
 	"slices"
@@ -14,7 +14,7 @@ func TestDenialLimiterFoldsPerInterval(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var mu sync.Mutex
 		var written []int64
-		l := newDenialLimiter(1, func(n int64) {
+		l := NewDenials(1, func(n int64) {
 			mu.Lock()
 			written = append(written, n)
 			mu.Unlock()
@@ -26,7 +26,7 @@ func TestDenialLimiterFoldsPerInterval(t *testing.T) {
 			return slices.Clone(written)
 		}
 		for range 5 {
-			l.fold()
+			l.Fold()
 		}
 		if w := got(); len(w) != 0 {
 			t.Fatalf("written before the interval ended: %v", w)
@@ -37,15 +37,32 @@ func TestDenialLimiterFoldsPerInterval(t *testing.T) {
 		}
 		time.Sleep(10 * foldInterval) // nothing folded: nothing written
 		for range 3 {
-			l.fold()
+			l.Fold()
 		}
-		l.close()
+		l.Close()
 		if w := got(); !slices.Equal(w, []int64{5, 3}) {
 			t.Fatalf("after close: %v, want [5 3]", w)
 		}
-		l.fold() // after close: written at once
+		l.Fold() // after close: written at once
 		if w := got(); !slices.Equal(w, []int64{5, 3, 1}) {
 			t.Fatalf("a fold after close: %v, want [5 3 1]", w)
 		}
 	})
+}
+
+func TestDenialLimiterSlidingHour(t *testing.T) {
+	l := NewDenials(2, nil)
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	steps := []struct {
+		at   time.Duration
+		want bool
+	}{
+		{0, true}, {time.Minute, true}, {2 * time.Minute, false},
+		{59 * time.Minute, false}, {60 * time.Minute, true}, {61 * time.Minute, true}, {62 * time.Minute, false},
+	}
+	for _, s := range steps {
+		if got := l.Allow(t0.Add(s.at)); got != s.want {
+			t.Errorf("at +%v: allow %v, want %v", s.at, got, s.want)
+		}
+	}
 }

@@ -1,17 +1,17 @@
-package sidecar
+package policy
 
 import (
 	"sync"
 	"time"
 )
 
-// denialLimiter allows at most n denials to be written in any hour (a
+// Denials allows at most n denials to be written in any hour (a
 // sliding window): past it a call is still refused, but no denial is
 // written, so that a model that keeps asking cannot fill the book. The
 // refusals past it are not written one by one to the copy either: they are
 // counted, and one denials-folded line per foldInterval says how many there
 // were.
-type denialLimiter struct {
+type Denials struct {
 	mu    sync.Mutex
 	n     int
 	times []time.Time // the times of the last n denials written, oldest first
@@ -26,14 +26,14 @@ type denialLimiter struct {
 // copy line holds their number.
 const foldInterval = time.Minute
 
-// newDenialLimiter allows n denials an hour; write records a count of
-// refusals past the cap (a denials-folded copy line).
-func newDenialLimiter(n int, write func(count int64)) *denialLimiter {
-	return &denialLimiter{n: n, write: write}
+// NewDenials allows n denials an hour (settings denialsPerHour); write
+// records a count of refusals past the cap (a denials-folded copy line).
+func NewDenials(n int, write func(count int64)) *Denials {
+	return &Denials{n: n, write: write}
 }
 
-// allow reports whether a denial may be written at now, and counts it.
-func (l *denialLimiter) allow(now time.Time) bool {
+// Allow reports whether a denial may be written at now, and counts it.
+func (l *Denials) Allow(now time.Time) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.n <= 0 {
@@ -49,9 +49,9 @@ func (l *denialLimiter) allow(now time.Time) bool {
 	return true
 }
 
-// fold counts one refusal past the cap; the count is written within
+// Fold counts one refusal past the cap; the count is written within
 // foldInterval, or at close.
-func (l *denialLimiter) fold() {
+func (l *Denials) Fold() {
 	l.mu.Lock()
 	l.folded++
 	closed := l.closed
@@ -65,7 +65,7 @@ func (l *denialLimiter) fold() {
 }
 
 // flush writes the count of refusals folded so far, if any.
-func (l *denialLimiter) flush() {
+func (l *Denials) flush() {
 	l.mu.Lock()
 	n := l.folded
 	l.folded = 0
@@ -79,9 +79,9 @@ func (l *denialLimiter) flush() {
 	}
 }
 
-// close writes what is still counted; later refusals past the cap are
+// Close writes what is still counted; later refusals past the cap are
 // written at once.
-func (l *denialLimiter) close() {
+func (l *Denials) Close() {
 	l.mu.Lock()
 	l.closed = true
 	l.mu.Unlock()
