@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/seed-6e06167c/mcp-executor/copylog"
+	"github.com/seed-6e06167c/mcp-executor/internal/faultinject"
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
 	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/approval"
@@ -85,15 +86,15 @@ var ErrStopped = errors.New("the executor takes no more calls until it is starte
 func newExecutor(log *slog.Logger, set *settings.Settings, slipFP string, agent, exec jwk.Signer, bk *book.Book, cp *copylog.Log, rules *contentrules.Rules, rulesFP string, tp trace.TracerProvider, mp metric.MeterProvider) *Executor {
 	log = orDiscard(log)
 	tel := telemetry.New(tp, mp)
-	agent = newBoundedSigner(signFault(agent), telemetry.KeysAgent, set.SignTimeout, set.SignTries, log).observed(tel)
-	exec = newBoundedSigner(signFault(exec), telemetry.KeysExec, set.SignTimeout, set.SignTries, log).observed(tel)
+	agent = newBoundedSigner(faultinject.Signer(agent), telemetry.KeysAgent, set.SignTimeout, set.SignTries, log).observed(tel)
+	exec = newBoundedSigner(faultinject.Signer(exec), telemetry.KeysExec, set.SignTimeout, set.SignTries, log).observed(tel)
 	e := &Executor{
 		tel: tel,
 		log: log, set: set, slipFP: slipFP, agent: agent, exec: exec, book: bk, ledger: bk.Ledger(), copy: cp,
 		rules: rules, rulesFP: rulesFP,
 		stoppedCh: make(chan struct{}),
 		holds:     held.NewHolds(slipFP), kept: held.Kept{Dir: set.Approvals.Queue},
-		fullAt: fullAtFault(fullAt), bookFullCh: make(chan struct{}),
+		fullAt: faultinject.FullAt(fullAt), bookFullCh: make(chan struct{}),
 	}
 	e.denials = policy.NewDenials(set.DenialsPerHour, func(n int64) {
 		if err := e.copyAppend(copylog.Line{Kind: copylog.KindDenialsFolded, Count: n}); err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/seed-6e06167c/mcp-executor/copylog"
+	"github.com/seed-6e06167c/mcp-executor/internal/faultinject"
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
 	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
 	"github.com/seed-6e06167c/mcp-executor/receipts/record"
@@ -97,7 +98,7 @@ func (e *Executor) commit(tc *toolCall, tip *chainTip) (rest func()) {
 			s.release(tc)
 		}
 	}
-	faultPoint("after-answer")
+	faultinject.Point("after-answer")
 	doc := out.document()
 	if e.bookBroken.Load() {
 		tc.hold.Release()
@@ -193,7 +194,7 @@ func (e *Executor) finishCommit(tc *toolCall, f receipt.StubFields, prep receipt
 		e.notWritten(tc, doc, err.Error())
 		return
 	}
-	faultPoint("after-stub")
+	faultinject.Point("after-stub")
 	e.forgetApproval(tc)
 	stubFP := line.Fingerprint()
 	tc.tel.Decide(telemetry.DecisionAllowed)
@@ -215,7 +216,7 @@ func (e *Executor) finishCommit(tc *toolCall, f receipt.StubFields, prep receipt
 	// durable, and a stop before this line is durable leaves a call the
 	// next start finds in the book (a late-receipt line), never one it
 	// writes or sends again.
-	faultPoint("after-answer-sent")
+	faultinject.Point("after-answer-sent")
 	if err := e.copyAppendUnsynced(copylog.Line{Kind: copylog.KindReceipt, Call: tc.ourID, Stub: stubFP,
 		Outcome: &doc}); err != nil {
 		e.stop("the copy could not be written: " + err.Error())

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/seed-6e06167c/mcp-executor/copylog"
+	"github.com/seed-6e06167c/mcp-executor/internal/faultinject"
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/consent"
@@ -588,7 +589,7 @@ func (s *Session) send(tc *toolCall) {
 	}
 	sent := copylog.Line{Kind: copylog.KindSent, When: tc.when, Call: tc.ourID, Tool: tc.tool, Action: tc.action,
 		Amount: tc.amount, Slip: e.slipFP, RequestID: tc.ourID, Details: tc.details}
-	faultPoint("before-copy-sent")
+	faultinject.Point("before-copy-sent")
 	if err := tc.tel.Durable(telemetry.FileCopy, func() error { return e.copyAppend(sent) }); err != nil {
 		e.stop("the copy could not be written: " + err.Error())
 		tc.finish(outcome{kind: outNotSent})
@@ -597,7 +598,7 @@ func (s *Session) send(tc *toolCall) {
 	if tc.quota != nil {
 		tc.quota.Commit()
 	}
-	faultPoint("after-copy-sent")
+	faultinject.Point("after-copy-sent")
 	if tc.prevSent != nil {
 		<-tc.prevSent
 	}
@@ -629,7 +630,7 @@ func (s *Session) send(tc *toolCall) {
 		tc.finish(outcome{kind: outNotDelivered})
 		return
 	}
-	faultPoint("server-working")
+	faultinject.Point("server-working")
 }
 
 // CodeArgumentsUnreadable is the code of a call whose arguments have no

@@ -1,6 +1,6 @@
 //go:build faultinject
 
-package sidecar
+package faultinject
 
 import (
 	"os"
@@ -13,8 +13,8 @@ import (
 // fill a book without writing 99,000 entries.
 const FullAtEnv = "MCP_EXECUTOR_FULL_AT"
 
-// fullAtFault is n, or the number FullAtEnv names.
-func fullAtFault(n int) int {
+// FullAt is n, or the number FullAtEnv names.
+func FullAt(n int) int {
 	if v, err := strconv.Atoi(os.Getenv(FullAtEnv)); err == nil && v > 0 {
 		return v
 	}

@@ -1,6 +1,6 @@
 //go:build faultinject
 
-package sidecar
+package faultinject
 
 import (
 	"context"
@@ -27,9 +27,9 @@ var faults struct {
 	seen map[string]int
 }
 
-// faultPoint sends SIGKILL to this process at once when FaultEnv names this
+// Point sends SIGKILL to this process at once when FaultEnv names this
 // point (and, with "#N", this is its N-th passage).
-func faultPoint(name string) {
+func Point(name string) {
 	want := os.Getenv(FaultEnv)
 	if want == "" {
 		return
@@ -77,7 +77,8 @@ type faultySigner struct {
 	mode string
 }
 
-func signFault(s jwk.Signer) jwk.Signer {
+// Signer is s, or in a build with the faultinject tag and SignFaultEnv set, s failing as it says.
+func Signer(s jwk.Signer) jwk.Signer {
 	if mode := os.Getenv(SignFaultEnv); mode == "fail" || mode == "hang" {
 		return &faultySigner{Signer: s, mode: mode}
 	}
