@@ -131,6 +131,13 @@ func recordingStdin() io.ReadCloser {
 
 // runSDKServer is a go-sdk MCP server on stdio with a few tools.
 func runSDKServer() {
+	if err := newSDKServer().Run(context.Background(), &mcp.IOTransport{Reader: recordingStdin(), Writer: nopWriteCloser{os.Stdout}}); err != nil {
+		fmt.Fprintln(os.Stderr, "test server:", err)
+	}
+}
+
+// newSDKServer is the go-sdk test server's tools, on any transport.
+func newSDKServer() *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "test-server", Version: "1"}, nil)
 	obj := map[string]any{"type": "object"}
 	text := func(s string) *mcp.CallToolResult {
@@ -166,9 +173,7 @@ func runSDKServer() {
 		os.Exit(3)
 		return nil, nil
 	})
-	if err := s.Run(context.Background(), &mcp.IOTransport{Reader: recordingStdin(), Writer: nopWriteCloser{os.Stdout}}); err != nil {
-		fmt.Fprintln(os.Stderr, "test server:", err)
-	}
+	return s
 }
 
 type nopWriteCloser struct{ io.Writer }

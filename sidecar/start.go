@@ -17,7 +17,9 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/receipts/slip"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/boot"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/contentrules"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/policy"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/upstream"
 )
 
 // OpenOptions say where the executor's settings are.
@@ -72,12 +74,12 @@ func Open(ctx context.Context, o OpenOptions) (_ *Executor, err error) {
 		cl = nil
 		return nil, errors.Join(err, cerr)
 	}
-	if err := e.openPasskeys(p.slip); err != nil {
+	if err := e.openCancellation(p.slip); err != nil {
 		cerr := e.Close() // closes what the start opened
 		cl = nil
 		return nil, errors.Join(err, cerr)
 	}
-	if err := e.openApprovals(o.ApproveSession); err != nil {
+	if err := e.openApprovals(p.slip, o.ApproveSession); err != nil {
 		cerr := e.Close() // closes what the start opened
 		cl = nil
 		return nil, errors.Join(err, cerr)
@@ -105,7 +107,7 @@ type parts struct {
 	slip        *slip.Slip
 	book        *book.Book
 	copy        *copylog.Log
-	seed        *policySeed         // what the policy needs from the copy, gathered as it was opened
+	seed        *policy.Seed        // what the policy needs from the copy, gathered as it was opened
 	rules       *contentrules.Rules // nil without a rules file
 	rulesFP     string
 }
@@ -136,7 +138,7 @@ func loadParts(ctx context.Context, set *settings.Settings, cl *closers, log *sl
 	}
 	// The tool server's credentials must be readable before anything is written: a start that would fail
 	// on them leaves no book and no copy behind.
-	if err := checkCredentials(ctx, set, log); err != nil {
+	if err := upstream.CheckCredentials(ctx, set, log); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -159,13 +161,13 @@ func openRecords(set *settings.Settings, p *parts, cl *closers, log *slog.Logger
 		cp  *copylog.Log
 		err error
 	}
-	seed, err := newPolicySeed(set, time.Now())
+	seed, err := policy.NewSeed(set, time.Now())
 	if err != nil {
 		return err
 	}
 	copyOpened := make(chan opened, 1)
 	go func() {
-		cp, err := copylog.OpenWith(set.Executor.Copy, p.copyKey, set.Name, copylog.Visit{Kinds: seed.kinds(), Each: seed.visit})
+		cp, err := copylog.OpenWith(set.Executor.Copy, p.copyKey, set.Name, copylog.Visit{Kinds: seed.Kinds(), Each: seed.Visit})
 		copyOpened <- opened{cp, err}
 	}()
 	bookErr := openBook(set, p, cl, log)
@@ -247,7 +249,7 @@ func (e *Executor) begin(ctx context.Context) error {
 	if err := e.recover(ctx); err != nil {
 		return fmt.Errorf("recovering at start: %w", err)
 	}
-	pol, err := newPolicy(e.set, e.seed, e.copy, e.log)
+	pol, err := policy.New(e.set, e.seed, e.copy, e.log)
 	if err != nil {
 		return err
 	}

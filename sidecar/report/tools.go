@@ -10,10 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/seed-6e06167c/mcp-executor/sidecar"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/policy/glob"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/policy/quota"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/upstream"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
 )
 
@@ -137,17 +137,17 @@ func destructive(ann json.RawMessage) bool {
 func listServer(ctx context.Context, set *settings.Settings, name string, log *slog.Logger) ([]listedTool, error) {
 	ctx, cancel := context.WithTimeout(ctx, listTimeout)
 	defer cancel()
-	up, err := sidecar.StartUpstream(ctx, set, name, io.Discard, log)
+	up, err := upstream.Start(ctx, set, name, io.Discard, log)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = up.Stop(context.WithoutCancel(ctx)) }()
-	c := &rpc{w: wire.NewWriter(up.Input()), answers: make(chan *wire.Message, 16)}
+	c := &rpc{up: up, answers: make(chan *wire.Message, 16)}
 	go c.read(up.Output())
 	if _, err := c.call(ctx, "initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"mcp-executor tools","version":"1"}}`); err != nil {
 		return nil, fmt.Errorf("initialize: %w", err)
 	}
-	if err := c.w.WriteLine([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)); err != nil {
+	if err := c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil {
 		return nil, err
 	}
 	var all []listedTool
@@ -180,9 +180,18 @@ func listServer(ctx context.Context, set *settings.Settings, name string, log *s
 
 // rpc is a small JSON-RPC client over a server's lines, one call at a time.
 type rpc struct {
-	w       *wire.Writer
+	up      upstream.Server
 	next    int
 	answers chan *wire.Message
+}
+
+// send hands the server one line of the client's own, with its reading.
+func (c *rpc) send(line string) error {
+	m, err := wire.Inspect([]byte(line))
+	if err != nil {
+		return err
+	}
+	return c.up.Send([]byte(line), m)
 }
 
 func (c *rpc) read(r io.Reader) {
@@ -204,7 +213,7 @@ func (c *rpc) call(ctx context.Context, method, params string) ([]byte, error) {
 	c.next++
 	id := fmt.Sprintf(`"tools-%d"`, c.next)
 	line := `{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":` + params + `}`
-	if err := c.w.WriteLine([]byte(line)); err != nil {
+	if err := c.send(line); err != nil {
 		return nil, err
 	}
 	for {

@@ -45,6 +45,11 @@ type checker struct {
 	names   []seenName // member names of the objects being scanned, a stack
 	// top, when set, is told of every member of the outermost object.
 	top func(name []byte, nameStart, valStart, valEnd int)
+	// param, when set, is told of every member of the outermost object's
+	// "params" when that is an object, with the member name's fold key
+	// (nil when the checker did not make it).
+	param    func(name, key []byte, nameStart, valStart, valEnd int)
+	paramsAt int // where the outermost object's "params" value begins; 0 before it is met
 }
 
 // seenName is a member name of an object being scanned.
@@ -131,6 +136,7 @@ func (c *checker) object(b []byte, i, depth int) (int, error) {
 	if tracking {
 		base = len(c.names)
 	}
+	isParams := depth == 2 && c != nil && c.param != nil && start == c.paramsAt
 	for {
 		if i >= len(b) || b[i] != '"' {
 			return i, errAt(i, "expected a member name")
@@ -147,10 +153,12 @@ func (c *checker) object(b []byte, i, depth int) (int, error) {
 				name = decodeString(name)
 			}
 		}
+		var key []byte
 		if tracking && c.fault == 0 {
 			// Small objects are compared as they are read; larger ones
 			// are sorted once at their end.
-			seen := seenName{key: foldKey(name), name: name, at: nameStart}
+			key = foldKey(name)
+			seen := seenName{key: key, name: name, at: nameStart}
 			if len(c.names)-base < linearNames {
 				for _, n := range c.names[base:] {
 					if bytes.Equal(n.key, seen.key) {
@@ -167,12 +175,18 @@ func (c *checker) object(b []byte, i, depth int) (int, error) {
 		}
 		i = skipWS(b, i+1)
 		valStart := i
+		if depth == 1 && c != nil && c.param != nil && string(name) == "params" {
+			c.paramsAt = valStart
+		}
 		i, err = c.value(b, i, depth)
 		if err != nil {
 			return i, err
 		}
 		if depth == 1 && c != nil && c.top != nil {
 			c.top(name, nameStart, valStart, i)
+		}
+		if isParams {
+			c.param(name, key, nameStart, valStart, i)
 		}
 		i = skipWS(b, i)
 		if i >= len(b) {

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/seed-6e06167c/mcp-executor/sidecar"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
 )
 
@@ -60,8 +61,11 @@ type Options struct {
 	AllowedHosts []string
 	// MaxSessions bounds the executor sessions running at once (each runs
 	// a tool server): those of initialize and those kept for 2026-07-28
-	// requests. DefaultMaxSessions when 0.
+	// requests. DefaultMaxSessions when 0. With Slots, the sessions take
+	// from those, shared with other fronts, and MaxSessions is what a
+	// refusal says.
 	MaxSessions int
+	Slots       Slots
 	// PoolSize is how many executor sessions serve 2026-07-28 requests,
 	// per bearer token (one pool without tokens). DefaultPoolSize when 0.
 	PoolSize int
@@ -280,7 +284,7 @@ func (f *Front) reapIdle() {
 
 // startEngine runs one executor session for c; ended is called when it
 // returns. The caller reserved its slot (f.running).
-func (f *Front) startEngine(c ClientConn, log *slog.Logger, ended func(error)) {
+func (f *Front) startEngine(c sidecar.ClientConn, log *slog.Logger, ended func(error)) {
 	f.wg.Add(1)
 	go func() {
 		defer f.wg.Done()
@@ -295,6 +299,9 @@ func (f *Front) startEngine(c ClientConn, log *slog.Logger, ended func(error)) {
 		f.mu.Lock()
 		f.running--
 		f.mu.Unlock()
+		if f.o.Slots != nil {
+			f.o.Slots.Give()
+		}
 	}()
 }
 
@@ -304,7 +311,7 @@ func (f *Front) reserveLocked() error {
 	switch {
 	case f.draining:
 		return errDraining
-	case f.running >= f.o.MaxSessions:
+	case f.o.Slots == nil && f.running >= f.o.MaxSessions, f.o.Slots != nil && !f.o.Slots.TryTake():
 		return errFull{max: f.o.MaxSessions}
 	}
 	f.running++

@@ -190,7 +190,7 @@ func newFront(t *testing.T, setup frontSetup) *testFront {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := streamhttp.Options{Engine: pipeEngine{e: exe}, Listen: u, Logger: logger, ServerStderr: io.Discard}
+	o := streamhttp.Options{Engine: exe, Listen: u, Logger: logger, ServerStderr: io.Discard}
 	if setup.opts != nil {
 		setup.opts(&o)
 	}
@@ -475,47 +475,4 @@ func jsonMap(t *testing.T, s string) map[string]any {
 		t.Fatalf("%v: %s", err, s)
 	}
 	return m
-}
-
-// pipeEngine is, until the engine has ServeConn, an executor session over a ClientConn run by
-// Serve over pipes (the same as serve's temporary adapter in sidecar/cli).
-type pipeEngine struct{ e *sidecar.Executor }
-
-func (p pipeEngine) ServeConn(ctx context.Context, c streamhttp.ClientConn, serverStderr io.Writer) error {
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	go func() {
-		for {
-			line, _, err := c.ReadMessage()
-			if err != nil {
-				_ = inW.Close()
-				return
-			}
-			if _, err := inW.Write(append(line, '\n')); err != nil {
-				return
-			}
-		}
-	}()
-	copied := make(chan struct{})
-	go func() {
-		defer close(copied)
-		r := wire.NewReader(outR)
-		for {
-			line, err := r.ReadLine()
-			if err != nil {
-				_ = outR.Close()
-				return
-			}
-			var related []byte
-			if m, err := wire.Inspect(line); err == nil && m.Kind == wire.KindResponse {
-				related = m.ID
-			}
-			_ = c.WriteLine(line, related)
-		}
-	}()
-	err := p.e.Serve(ctx, inR, outW, serverStderr)
-	_ = outW.Close()
-	_ = inR.Close()
-	<-copied
-	return err
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed-6e06167c/mcp-executor/sidecar"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/front/streamhttp"
 )
 
@@ -158,7 +159,7 @@ func TestOtherAddressesNeedTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = streamhttp.New(streamhttp.Options{Engine: pipeEngine{}, Listen: u})
+	_, err = streamhttp.New(streamhttp.Options{Engine: &sidecar.Executor{}, Listen: u})
 	if err == nil || !strings.Contains(err.Error(), "token") {
 		t.Fatalf("New without tokens on 0.0.0.0: %v", err)
 	}
