@@ -236,7 +236,7 @@ func (s *Session) ruleAsk(tc *toolCall) (approval.Call, bool) {
 	e := s.e
 	c := s.asked(tc)
 	c.Named = tc.call.Approval
-	if tc.call.ProtocolVersion >= "2026-07-28" {
+	if wire.Modern(tc.call.ProtocolVersion) {
 		if tc.call.ClientElicitation && e.set.Approvals.Elicit {
 			c.NoWait = true
 		}
@@ -312,6 +312,7 @@ func (s *Session) answerPending(tc *toolCall, v held.Verdict) {
 		result, err = json.Marshal(map[string]any{
 			"content": []any{map[string]any{"type": "text", "text": approval.PendingText(v.Request)}},
 			"isError": true, "_meta": approval.PendingMeta(v.Request)})
+		result = tc.eraResult(result)
 	}
 	if err != nil {
 		s.replyCallError(tc, wire.CodeInternalError, "the answer for a call waiting for approval could not be written", nil)

@@ -69,7 +69,7 @@ func TestTypeScriptClients(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			start := time.Now()
-			cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "http-client.mjs"), sdk, s.url)
+			cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "http-client.mjs"), sdk, "http", s.url)
 			cmd.Env = append(os.Environ(), "NPM_DIR="+npm)
 			var stderr strings.Builder
 			cmd.Stderr = &stderr
