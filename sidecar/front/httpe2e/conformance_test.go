@@ -28,7 +28,7 @@ const (
 )
 
 // conformancePair returns the go-sdk everything-server binary and the suite's command.
-func conformancePair(t *testing.T) (server, suite string) {
+func conformancePair(t testing.TB) (server, suite string) {
 	t.Helper()
 	server, suite = os.Getenv(conformanceServerEnv), os.Getenv(conformanceSuiteEnv)
 	for name, v := range map[string]string{conformanceServerEnv: server, conformanceSuiteEnv: suite} {
@@ -141,7 +141,7 @@ func statusOf(checks []checkResult) map[string]string {
 }
 
 // freePort is a loopback port nothing listens on.
-func freePort(t *testing.T) string {
+func freePort(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -76,7 +76,7 @@ var (
 )
 
 // binary builds ./cmd/mcp-executor once per test run.
-func binary(t *testing.T) string {
+func binary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "mcp-executor-httpe2e-*")
@@ -150,21 +150,27 @@ func serveHTTP(t *testing.T, env *devsetup.Env, flags ...string) *served {
 			t.Logf("serve's log:\n%s", cut(log.String(), 20000))
 		}
 	})
+	s.url = serveURL(t, log)
+	return s
+}
+
+// serveURL waits for serve's log to say where its HTTP endpoint listens.
+func serveURL(t testing.TB, log fmt.Stringer) string {
+	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
-	for s.url == "" {
-		if time.Now().After(deadline) {
-			t.Fatalf("serve did not say where it listens\n%s", log)
-		}
+	for {
 		sc := bufio.NewScanner(strings.NewReader(log.String()))
 		for sc.Scan() {
 			var entry struct{ Msg, HTTP string }
 			if json.Unmarshal(sc.Bytes(), &entry) == nil && entry.Msg == "listening" && entry.HTTP != "" {
-				s.url = entry.HTTP
+				return entry.HTTP
 			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve did not say where it listens\n%s", log)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return s
 }
 
 // stop sends SIGTERM and waits for serve to exit 0.
