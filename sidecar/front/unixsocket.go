@@ -68,46 +68,14 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		}
 	}()
 
-	// When the executor stops taking calls, serve says so on both endpoints, drains as after SIGTERM
-	// and exits non-zero: the pod restarts it and the next start writes the receipts the copy holds.
 	stopCtx, stopServe := context.WithCancel(ctx)
 	defer stopServe()
-	go func() {
-		select {
-		case <-exe.Stopped():
-			why := errors.New("the executor takes no more calls: " + exe.StopReason())
-			hs.Set("executor", why)
-			hs.SetDead(why)
-			stopServe()
-		case <-stopCtx.Done():
-		}
-	}()
-
-	// A full book takes no new call: readiness says why, the process stays live (a restart would not help).
-	go func() {
-		select {
-		case <-exe.BookFull():
-			hs.Set("book", errors.New(exe.BookFullReason()))
-		case <-stopCtx.Done():
-		}
-	}()
+	watch(stopCtx, exe, hs, stopServe)
 
 	slots := &Slots{max: o.MaxSessions}
-	var l *net.UnixListener
-	if o.SocketPath != "" {
-		if l, err = socket.Listen(o.SocketPath); err != nil {
-			return err
-		}
-		o.Logger.Info("listening", slog.String("socket", o.SocketPath))
-	}
-	var web *httpServing
-	if o.HTTP != nil {
-		if web, err = startHTTP(ctx, o, exe, slots); err != nil {
-			if l != nil {
-				_ = l.Close() // not serving: the socket goes
-			}
-			return err
-		}
+	l, web, err := listen(ctx, o, exe, slots)
+	if err != nil {
+		return err
 	}
 	hs.Set("socket", nil)
 
@@ -145,6 +113,53 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		return fmt.Errorf("%w: %s", sidecar.ErrStopped, why)
 	}
 	return nil
+}
+
+// watch reports on the health endpoints what happens to the executor until ctx ends. When it stops
+// taking calls, serve says so on both endpoints, drains as after SIGTERM (stop) and exits non-zero: the
+// pod restarts it and the next start writes the receipts the copy holds. A full book takes no new call:
+// readiness says why, the process stays live (a restart would not help).
+func watch(ctx context.Context, exe *sidecar.Executor, hs *socket.Health, stop context.CancelFunc) {
+	go func() {
+		select {
+		case <-exe.Stopped():
+			why := errors.New("the executor takes no more calls: " + exe.StopReason())
+			hs.Set("executor", why)
+			hs.SetDead(why)
+			stop()
+		case <-ctx.Done():
+		}
+	}()
+	go func() {
+		select {
+		case <-exe.BookFull():
+			hs.Set("book", errors.New(exe.BookFullReason()))
+		case <-ctx.Done():
+		}
+	}()
+}
+
+// listen opens the socket and the HTTP endpoint the options name (either may be nil).
+func listen(ctx context.Context, o ServeOptions, exe *sidecar.Executor, slots *Slots) (*net.UnixListener, *httpServing, error) {
+	var l *net.UnixListener
+	if o.SocketPath != "" {
+		var err error
+		if l, err = socket.Listen(o.SocketPath); err != nil {
+			return nil, nil, err
+		}
+		o.Logger.Info("listening", slog.String("socket", o.SocketPath))
+	}
+	if o.HTTP == nil {
+		return l, nil, nil
+	}
+	web, err := startHTTP(ctx, o, exe, slots)
+	if err != nil {
+		if l != nil {
+			_ = l.Close() // not serving: the socket goes
+		}
+		return nil, nil, err
+	}
+	return l, web, nil
 }
 
 // startHealth serves the health endpoint at o.HealthAddr, when one is named, until ctx ends.

@@ -119,4 +119,3 @@ func BenchmarkHTTPFront(b *testing.B) {
 	b.ReportMetric(per["exec-http"]/per["direct-http"], "exec-http/direct-http")
 	b.ReportMetric(per["exec-http"]/per["exec-stdio"], "exec-http/exec-stdio")
 }
-

@@ -209,16 +209,16 @@ func TestConformanceSuiteThroughExecutor(t *testing.T) {
 			t.Errorf("scenario %s: no result through the executor", n)
 			continue
 		}
-		os, ts := statusOf(ours[n]), statusOf(theirs[n])
+		mine, ts := statusOf(ours[n]), statusOf(theirs[n])
 		for id, st := range ts {
 			switch {
-			case st == "SUCCESS" && os[id] != "SUCCESS":
-				t.Errorf("scenario %s, check %s: %s directly, %s through the executor: %s", n, id, st, os[id], errorOf(ours[n], id))
-			case st != "FAILURE" && os[id] == "FAILURE":
+			case st == "SUCCESS" && mine[id] != "SUCCESS":
+				t.Errorf("scenario %s, check %s: %s directly, %s through the executor: %s", n, id, st, mine[id], errorOf(ours[n], id))
+			case st != "FAILURE" && mine[id] == "FAILURE":
 				t.Errorf("scenario %s, check %s: fails through the executor only: %s", n, id, errorOf(ours[n], id))
 			}
 		}
-		for id, st := range os {
+		for id, st := range mine {
 			if _, ok := ts[id]; !ok && st == "FAILURE" {
 				t.Errorf("scenario %s, check %s: fails through the executor only: %s", n, id, errorOf(ours[n], id))
 			}

@@ -78,12 +78,6 @@ func runGoSDKServer() {
 	mcp.AddTool(s, &mcp.Tool{Name: "big"}, func(_ context.Context, _ *mcp.CallToolRequest, a bigArgs) (*mcp.CallToolResult, any, error) {
 		return text(strings.Repeat("x", a.Bytes)), nil, nil
 	})
-	mcp.AddTool(s, &mcp.Tool{Name: "notify"}, func(ctx context.Context, req *mcp.CallToolRequest, a textArgs) (*mcp.CallToolResult, any, error) {
-		if err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: a.Text}); err != nil {
-			return nil, nil, err
-		}
-		return text("notified"), nil, nil
-	})
 	mcp.AddTool(s, &mcp.Tool{Name: "ask"}, func(ctx context.Context, req *mcp.CallToolRequest, a textArgs) (*mcp.CallToolResult, any, error) {
 		res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: a.Text,
 			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"ok": map[string]any{"type": "boolean"}}}})
@@ -133,12 +127,11 @@ func newLogger(b io.Writer) *slog.Logger {
 // testTools are the rules of the test server's tools: most allowed, held held for approval,
 // forbidden not listed.
 var testTools = map[string]devsetup.Tool{
-	"echo":   {Action: "provared.data.read"},
-	"slow":   {Action: "provared.data.read"},
-	"big":    {Action: "provared.data.read"},
-	"notify": {Action: "provared.data.read"},
-	"ask":    {Action: "provared.data.read"},
-	"held":   {Action: "provared.data.read", Approve: true},
+	"echo": {Action: "provared.data.read"},
+	"slow": {Action: "provared.data.read"},
+	"big":  {Action: "provared.data.read"},
+	"ask":  {Action: "provared.data.read"},
+	"held": {Action: "provared.data.read", Approve: true},
 }
 
 // frontSetup changes a test front's options.
