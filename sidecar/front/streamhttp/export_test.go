@@ -9,6 +9,7 @@ var (
 	JSONText         = jsonText
 	CheckHeaderNames = checkHeaderNames
 	IDKey            = idKey
+	ParamAgrees      = paramAgrees
 )
 
 // ParseEventID returns the event id's String, and whether it was taken.

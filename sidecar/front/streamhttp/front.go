@@ -126,9 +126,10 @@ func (o *Options) fill() error {
 
 // Front is the streamable HTTP endpoint: an http.Handler.
 type Front struct {
-	o     Options
-	log   *slog.Logger
-	hosts hostSet
+	o      Options
+	log    *slog.Logger
+	hosts  hostSet
+	params toolParams // the tools' x-mcp-header annotations, from the tools/list answers seen
 
 	ctx context.Context // the executor sessions'; cut ends it
 	cut context.CancelFunc

@@ -226,3 +226,57 @@ func TestIDKey(t *testing.T) {
 		}
 	}
 }
+
+// An Mcp-Param header agrees with an argument only when it says the same: the same text (as written or
+// in base64), the same boolean word, the same whole number written as a JSON number.
+func TestParamAgrees(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		header, arg string
+		want        bool
+	}{
+		{"us-west1", `"us-west1"`, true},
+		{"us-west1", `"us-west2"`, false},
+		{"=?base64?WsO8cmljaA==?=", `"Z\u00fcrich"`, true},
+		{"=?base64?WsO8cmljaA==?=", `"Zurich"`, false},
+		{"true", `true`, true},
+		{"True", `true`, false},
+		{"42", `42`, true},
+		{"42.0", `42`, true},
+		{"4.2e1", `42`, true},
+		{"0x2A", `42`, false},
+		{"042", `42`, false},
+		{"NaN", `42`, false},
+		{"Inf", `1e400`, false},
+		{"42", `42.5`, false},
+		{"9007199254740993", `9007199254740993`, false},
+		{"1", `{"a":1}`, false},
+		{"x", `["x"]`, false},
+	} {
+		if got := streamhttp.ParamAgrees(c.header, []byte(c.arg)); got != c.want {
+			t.Errorf("header %q, argument %s: %v, want %v", c.header, c.arg, got, c.want)
+		}
+	}
+}
+
+// Whatever the bytes, an Mcp-Param header agrees with a string argument only when it decodes to that
+// string.
+func FuzzParamAgrees(f *testing.F) {
+	f.Add("us", `"us"`)
+	f.Add("=?base64?dXM=?=", `"us"`)
+	f.Add("1e0", `1`)
+	f.Fuzz(func(t *testing.T, header, arg string) {
+		if len(arg) == 0 || !json.Valid([]byte(arg)) {
+			return
+		}
+		if !streamhttp.ParamAgrees(header, []byte(arg)) || arg[0] != '"' {
+			return
+		}
+		var want string
+		_ = json.Unmarshal([]byte(arg), &want)
+		got, err := streamhttp.DecodeName(header)
+		if err != nil || got != want {
+			t.Fatalf("header %q agrees with %s but reads %q (%v)", header, arg, got, err)
+		}
+	})
+}

@@ -75,6 +75,12 @@ func runGoSDKServer() {
 			return nil, nil, ctx.Err()
 		}
 	})
+	mcp.AddTool(s, &mcp.Tool{Name: "region", InputSchema: json.RawMessage(`{"type":"object","properties":{
+		"region":{"type":"string","x-mcp-header":"Region"},
+		"opts":{"type":"object","properties":{"level":{"type":"integer","x-mcp-header":"Level"}}},
+		"query":{"type":"string"}}}`)}, func(_ context.Context, _ *mcp.CallToolRequest, a map[string]any) (*mcp.CallToolResult, any, error) {
+		return text(fmt.Sprintf("region %v", a["region"])), nil, nil
+	})
 	mcp.AddTool(s, &mcp.Tool{Name: "big"}, func(_ context.Context, _ *mcp.CallToolRequest, a bigArgs) (*mcp.CallToolResult, any, error) {
 		return text(strings.Repeat("x", a.Bytes)), nil, nil
 	})
@@ -127,11 +133,12 @@ func newLogger(b io.Writer) *slog.Logger {
 // testTools are the rules of the test server's tools: most allowed, held held for approval,
 // forbidden not listed.
 var testTools = map[string]devsetup.Tool{
-	"echo": {Action: "provared.data.read"},
-	"slow": {Action: "provared.data.read"},
-	"big":  {Action: "provared.data.read"},
-	"ask":  {Action: "provared.data.read"},
-	"held": {Action: "provared.data.read", Approve: true},
+	"echo":   {Action: "provared.data.read"},
+	"slow":   {Action: "provared.data.read"},
+	"big":    {Action: "provared.data.read"},
+	"ask":    {Action: "provared.data.read"},
+	"region": {Action: "provared.data.read"},
+	"held":   {Action: "provared.data.read", Approve: true},
 }
 
 // frontSetup changes a test front's options.

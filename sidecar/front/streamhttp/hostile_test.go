@@ -516,3 +516,63 @@ func TestParseListen(t *testing.T) {
 		}
 	}
 }
+
+// Mcp-Param-* headers (a tool's x-mcp-header annotations) must say what the body says: learned from the
+// tools/list answer the front hands on; before it, a call with such headers is refused; after it, a header
+// that disagrees, is missing, is extra or names nothing is refused, before anything is judged.
+func TestParamHeadersAgreeWithTheBody(t *testing.T) {
+	t.Parallel()
+	tf := newFront(t, frontSetup{})
+	call := func(args string, headers ...string) (int, string) {
+		h := modern("tools/call", "region")
+		for i := 0; i+1 < len(headers); i += 2 {
+			h[headers[i]] = append(h[headers[i]], headers[i+1])
+		}
+		resp := tf.do(request{body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"region","arguments":` + args + `,` + modernMeta + `}}`, headers: h})
+		return resp.StatusCode, readAll(t, resp.Body)
+	}
+	if st, body := call(`{"region":"eu"}`, "Mcp-Param-Region", "eu"); st != http.StatusBadRequest || !strings.Contains(body, "call tools/list") {
+		t.Fatalf("before tools/list: %d %s", st, body)
+	}
+	resp := tf.do(request{body: `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + modernMeta + `}}`, headers: modern("tools/list", "")})
+	if body := answerOf(t, resp); !strings.Contains(body, `"x-mcp-header"`) {
+		t.Fatalf("tools/list: %s", body)
+	}
+	before := copyLines(t, tf)
+	for _, c := range []struct {
+		name    string
+		args    string
+		headers []string
+	}{
+		{"another region in the header", `{"region":"us-west1"}`, []string{"Mcp-Param-Region", "eu-west1"}},
+		{"no header for the region", `{"region":"us-west1"}`, nil},
+		{"a header for an argument the body lacks", `{"query":"x"}`, []string{"Mcp-Param-Region", "us-west1"}},
+		{"a header for a null argument", `{"region":null}`, []string{"Mcp-Param-Region", "us-west1"}},
+		{"a header naming nothing", `{"region":"us"}`, []string{"Mcp-Param-Region", "us", "Mcp-Param-Other", "x"}},
+		{"a nested integer otherwise", `{"region":"us","opts":{"level":3}}`, []string{"Mcp-Param-Region", "us", "Mcp-Param-Level", "4"}},
+		{"a nested integer in hex", `{"region":"us","opts":{"level":42}}`, []string{"Mcp-Param-Region", "us", "Mcp-Param-Level", "0x2A"}},
+		{"a nested integer without its header", `{"region":"us","opts":{"level":3}}`, []string{"Mcp-Param-Region", "us"}},
+		{"two Region headers", `{"region":"us"}`, []string{"Mcp-Param-Region", "us", "Mcp-Param-Region", "eu"}},
+	} {
+		if st, body := call(c.args, c.headers...); st != http.StatusBadRequest || (c.name != "two Region headers" && !strings.Contains(body, `"code":-32020`)) {
+			t.Errorf("%s: %d %s", c.name, st, body)
+		}
+	}
+	if n := copyLines(t, tf); n != before {
+		t.Fatalf("the copy grew by %d lines: something refused was judged", n-before)
+	}
+	for _, c := range []struct {
+		name    string
+		args    string
+		headers []string
+	}{
+		{"the same region", `{"region":"us-west1","query":"q"}`, []string{"Mcp-Param-Region", "us-west1"}},
+		{"the region in base64", `{"region":"Zürich"}`, []string{"Mcp-Param-Region", "=?base64?WsO8cmljaA==?="}},
+		{"an integer written otherwise", `{"region":"us","opts":{"level":42}}`, []string{"Mcp-Param-Region", "us", "Mcp-Param-Level", "42.0"}},
+		{"no annotated argument, no header", `{"query":"q"}`, nil},
+	} {
+		if st, body := call(c.args, c.headers...); st != http.StatusOK || !strings.Contains(body, "region ") {
+			t.Errorf("%s: %d %s", c.name, st, body)
+		}
+	}
+}

@@ -50,6 +50,7 @@ type pooled struct {
 
 // oneShot is one request in flight: what is to be written to its response.
 type oneShot struct {
+	method      string
 	clientID    []byte
 	clientToken []byte // the client's progress token as written; nil none
 	frontID     string
@@ -176,6 +177,9 @@ func (m *pooled) WriteLine(line, related []byte) error {
 		m.forgetLocked(o)
 		m.queueLocked(o, wire.SpliceID(line, msg.IDSpan, o.clientID), true)
 		m.mu.Unlock()
+		if o.method == "tools/list" && msg.Result != nil {
+			m.p.f.params.learn(msg.Result)
+		}
 		return nil
 	case wire.KindRequest:
 		m.refuseServerRequest(msg)
@@ -293,7 +297,7 @@ func (m *pooled) request(w http.ResponseWriter, r *http.Request, p *posted) {
 		return
 	}
 	m.n++
-	o := &oneShot{clientID: clone(msg.ID), frontID: `"h-` + strconv.FormatUint(m.n, 10) + `"`, sse: p.sseOK, wake: make(chan struct{}, 1)}
+	o := &oneShot{method: msg.Method, clientID: clone(msg.ID), frontID: `"h-` + strconv.FormatUint(m.n, 10) + `"`, sse: p.sseOK, wake: make(chan struct{}, 1)}
 	var metas []wire.Member
 	if msg.Params != nil {
 		if v, found, err := wire.Pointer(msg.Params, ptrProgressTok); err == nil && found {

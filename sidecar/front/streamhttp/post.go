@@ -101,7 +101,11 @@ func (f *Front) post(w http.ResponseWriter, r *http.Request, tok [sha256.Size]by
 	_, hasSession, _ := readOne(r.Header, headerSession, false)
 	discover := m.Kind == wire.KindRequest && m.Method == "server/discover" && !hasSession
 	if p.modern() || discover {
-		if herr := modernHeaders(r.Header, p); herr != nil {
+		herr := modernHeaders(r.Header, p)
+		if herr == nil {
+			herr = f.params.check(r.Header, m)
+		}
+		if herr != nil {
 			writeError(w, herr.status, m.ID, herr.code, herr.message)
 			return
 		}

@@ -55,6 +55,7 @@ type stream struct {
 	reqID    []byte // the request's id as written
 	progress string // the request's progress token key; "" none
 	initial  bool   // an initialize: its answer carries the session id
+	method   string
 
 	events   []event // kept, oldest first
 	first    uint64  // index of events[0] (or the next event when none)
@@ -218,6 +219,9 @@ func (s *session) WriteLine(line, related []byte) error {
 			delete(s.byToken, st.progress)
 		}
 		answer = true
+		if st.method == "tools/list" && m.Result != nil {
+			s.f.params.learn(m.Result)
+		}
 		if st.initial && m.Error != nil {
 			defer s.end("its initialize was answered with an error")
 		}
@@ -399,7 +403,7 @@ func (s *session) request(w http.ResponseWriter, r *http.Request, p *posted, ini
 		writeError(w, http.StatusTooManyRequests, m.ID, wire.CodeNotTaken, "not taken: this session has "+strconv.Itoa(maxInflight)+" requests in flight")
 		return
 	}
-	st := &stream{num: s.nextStream, sse: p.sseOK, key: key, reqID: clone(m.ID), initial: initial, attached: true, wake: make(chan struct{}, 1)}
+	st := &stream{num: s.nextStream, sse: p.sseOK, key: key, reqID: clone(m.ID), initial: initial, method: m.Method, attached: true, wake: make(chan struct{}, 1)}
 	s.nextStream++
 	s.streams[st.num] = st
 	s.order = append(s.order, st.num)
