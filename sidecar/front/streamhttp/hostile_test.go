@@ -576,3 +576,34 @@ func TestParamHeadersAgreeWithTheBody(t *testing.T) {
 		}
 	}
 }
+
+// A 2026-07-28 client that never reads its response holds nothing: the write ends at the write
+// deadline, the call has its receipt, and the pooled session goes on serving.
+func TestModernClientThatNeverReads(t *testing.T) {
+	t.Parallel()
+	tf := newFront(t, frontSetup{opts: func(o *streamhttp.Options) { o.WriteTimeout = time.Second }})
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"big","arguments":{"bytes":` + fmt.Sprint(12<<20) + `},` + modernMeta + `}}`
+	c, err := net.Dial("tcp", tf.host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetReadBuffer(4096)
+	}
+	_, err = io.WriteString(c, "POST /mcp HTTP/1.1\r\nHost: "+tf.host+"\r\nContent-Type: application/json\r\nAccept: application/json\r\n"+
+		"Mcp-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: big\r\n"+fmt.Sprintf("Content-Length: %d\r\n\r\n", len(body))+body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitLog(t, tf, "a 2026-07-28 response's connection ended while writing")
+	resp := tf.do(request{body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"next"},` + modernMeta + `}}`,
+		headers: modern("tools/call", "echo")})
+	if a := answerOf(t, resp); !strings.Contains(a, `"text":"next"`) {
+		t.Fatalf("the next request: %s", a)
+	}
+	tf.close()
+	if n := stubs(t, tf); n != 2 {
+		t.Fatalf("%d stubs, want 2", n)
+	}
+}

@@ -44,6 +44,7 @@ type pooled struct {
 	pending  map[string]*oneShot // by the front's id as written
 	tokens   map[string]*oneShot // by the front's progress token as written
 	over     bool                // its executor session ended
+	queued   int                 // bytes waiting in the requests' queues, bounded by BufferBytes
 	lastUsed time.Time
 	dropped  atomic.Int64
 }
@@ -253,12 +254,15 @@ func (m *pooled) queueLocked(o *oneShot, line []byte, answer bool) {
 	}
 	o.queue = append(o.queue, line)
 	o.bytes += len(line)
+	m.queued += len(line)
 	if answer {
 		o.answered = true
 	}
-	if o.bytes > m.p.f.o.BufferBytes {
+	if m.queued > m.p.f.o.BufferBytes {
+		// Its clients read too little: this request's lines go, and it ends.
 		o.dropped = true
-		o.queue = nil
+		m.queued -= o.bytes
+		o.queue, o.bytes = nil, 0
 	}
 	o.signal()
 }
@@ -340,11 +344,18 @@ func (m *pooled) serve(w http.ResponseWriter, r *http.Request, o *oneShot) {
 	started := false
 	keep := time.NewTicker(f.o.KeepAlive)
 	defer keep.Stop()
+	defer func() {
+		// Nothing more goes to this response: what waits for it goes.
+		m.mu.Lock()
+		m.queued -= o.bytes
+		o.queue, o.bytes, o.dropped = nil, 0, true
+		m.mu.Unlock()
+	}()
 	for {
 		m.mu.Lock()
 		lines := o.queue
-		o.queue = nil
-		o.bytes = 0
+		m.queued -= o.bytes
+		o.queue, o.bytes = nil, 0
 		answered, dropped := o.answered, o.dropped
 		m.mu.Unlock()
 		if dropped {
@@ -360,7 +371,10 @@ func (m *pooled) serve(w http.ResponseWriter, r *http.Request, o *oneShot) {
 					}
 					w.Header().Set("Content-Type", "application/json")
 					w.WriteHeader(status)
-					_ = f.write(rc, w, line) // the client may be gone; the request is over either way
+					if err := f.write(rc, w, line); err != nil {
+						// The request is over either way.
+						m.log.Info("a 2026-07-28 response's connection ended while writing", slog.String("error", err.Error()))
+					}
 					return
 				}
 				h := w.Header()
@@ -371,6 +385,7 @@ func (m *pooled) serve(w http.ResponseWriter, r *http.Request, o *oneShot) {
 				started = true
 			}
 			if err := f.write(rc, w, appendEvent(nil, "", 0, line)); err != nil {
+				m.log.Info("a 2026-07-28 response's connection ended while writing", slog.String("error", err.Error()))
 				if !answered {
 					m.cancel(o, "its connection ended")
 				}
