@@ -2,6 +2,7 @@ package held
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
@@ -122,4 +123,17 @@ func passkeyVerdict(res approval.Result) Verdict {
 			Why: "the permission asks for the person's passkey approval of this call; a yes without it proves nothing to the record"}
 	}
 	return Verdict{Kind: Send, Request: res.Request, Record: res.Answer.Record}
+}
+
+// PendingResult is the tool result of a Pending verdict: for a client that
+// asked in the call (2026-07-28) an input_required result asking it;
+// otherwise a result with isError saying the call waits for a person, the
+// request's id in its _meta.
+func (v Verdict) PendingResult() ([]byte, error) {
+	if v.Input {
+		return approval.InputRequiredResult(v.Request)
+	}
+	return json.Marshal(map[string]any{
+		"content": []any{map[string]any{"type": "text", "text": approval.PendingText(v.Request)}},
+		"isError": true, "_meta": approval.PendingMeta(v.Request)})
 }
