@@ -43,7 +43,7 @@ func (c *Call) Passkey() bool { return c.Ask.Prepared != nil }
 // out, or its wait ends.
 func (c *Call) Wait(hub *approval.Hub) (approval.Result, error) { return hub.Hold(c.ctx, c.Ask) }
 
-// What a held call's wait comes to.
+// Kind is what a held call's wait comes to.
 type Kind int
 
 // The verdicts.
