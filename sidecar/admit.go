@@ -6,7 +6,7 @@ import "github.com/seed-6e06167c/mcp-executor/sidecar/telemetry"
 // takes calls. It returns true with admitMu held; otherwise it has let go
 // of admitMu, run undo (when not nil: what the caller holds for the call),
 // and answered the call: not taken when the executor stopped, refused when
-// the slip was cancelled (passkeyhold.go).
+// the slip was cancelled (cancel.go).
 func (s *Session) lockAdmit(tc *toolCall, undo func()) bool {
 	e := s.e
 	e.admitMu.Lock()

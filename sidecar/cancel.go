@@ -3,13 +3,12 @@ package sidecar
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"time"
 
-	"github.com/seed-6e06167c/mcp-executor/receipts/book"
 	"github.com/seed-6e06167c/mcp-executor/receipts/slip"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/boot"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/page"
 )
 
@@ -32,7 +31,7 @@ func (e *Executor) openCancellation(sl *slip.Slip) error {
 	c, err := page.ReadCancellation(path, sl)
 	switch {
 	case err == nil:
-		if err := e.bookCancellation(c); err != nil {
+		if err := boot.AddCancellation(e.book, c); err != nil {
 			return err
 		}
 		e.holds.Cancel()() // nothing is held yet
@@ -69,27 +68,6 @@ func (s *Session) refuseCancelled(tc *toolCall) bool {
 	return true
 }
 
-// bookCancellation appends the cancellation unless the book holds it.
-func (e *Executor) bookCancellation(c *slip.Cancellation) error {
-	errFound := errors.New("found")
-	err := book.ReadFileEntries(e.book.Path(), func(fe book.FileEntry) error {
-		if fe.Kind == book.KindCancellation && fe.Fingerprint == c.Record.Fingerprint {
-			return errFound
-		}
-		return nil
-	})
-	if errors.Is(err, errFound) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("reading the book for the slip's cancellation: %w", err)
-	}
-	if err := e.book.Append(book.Line{Cancellation: c.Record}); err != nil {
-		return fmt.Errorf("adding the slip's cancellation to the book: %w", err)
-	}
-	return nil
-}
-
 // cancellationWait bounds how long a cancellation waits for the stubs of
 // the calls already sent before it goes into the book.
 func (e *Executor) cancellationWait() time.Duration { return e.set.Timeout + time.Minute }
@@ -114,7 +92,7 @@ func (e *Executor) honourCancellation(c *slip.Cancellation) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if err := e.bookCancellation(c); err != nil {
+	if err := boot.AddCancellation(e.book, c); err != nil {
 		e.log.Error("the cancellation could not be written to the book", slog.String("error", err.Error()))
 		e.stop("the book could not take the slip's cancellation: " + err.Error())
 	}

@@ -1,7 +1,6 @@
 package sidecar
 
 import (
-	"encoding/json"
 	"log/slog"
 	"time"
 
@@ -304,15 +303,9 @@ func (s *Session) heldEnded(tc *toolCall, v held.Verdict) {
 // client an input_required result asking it; otherwise a tool result
 // (isError) saying so, with the request's id in _meta. No stub, no denial.
 func (s *Session) answerPending(tc *toolCall, v held.Verdict) {
-	var result []byte
-	var err error
-	if v.Input {
-		result, err = approval.InputRequiredResult(v.Request)
-	} else {
-		result, err = json.Marshal(map[string]any{
-			"content": []any{map[string]any{"type": "text", "text": approval.PendingText(v.Request)}},
-			"isError": true, "_meta": approval.PendingMeta(v.Request)})
-		result = tc.eraResult(result)
+	result, err := v.PendingResult()
+	if err == nil && !v.Input {
+		result = tc.eraResult(result) // input_required names its resultType itself
 	}
 	if err != nil {
 		s.replyCallError(tc, wire.CodeInternalError, "the answer for a call waiting for approval could not be written", nil)

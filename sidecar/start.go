@@ -173,8 +173,8 @@ func openRecords(set *settings.Settings, p *parts, cl *closers, log *slog.Logger
 	bookErr := openBook(set, p, cl, log)
 	c := <-copyOpened
 	if c.err == nil {
-		logCopyCheckpoint(c.cp, log)
-		cl.add(func() error { return closeCopy(c.cp, log) })
+		boot.LogCopyCheckpoint(c.cp, log)
+		cl.add(func() error { return boot.CloseCopy(c.cp, log) })
 	}
 	if bookErr != nil {
 		return bookErr
@@ -184,32 +184,6 @@ func openRecords(set *settings.Settings, p *parts, cl *closers, log *slog.Logger
 	}
 	p.copy, p.seed = c.cp, seed
 	return nil
-}
-
-// logCopyCheckpoint says what the copy's open made of its checkpoint.
-func logCopyCheckpoint(cp *copylog.Log, log *slog.Logger) {
-	switch use := cp.CheckpointUse(); {
-	case use == "used":
-		log.Info("copy opened from its checkpoint: the lines after it were read whole", slog.String("checkpoint", copylog.CheckpointPath(cp.Path())))
-	case use != "":
-		log.Warn("the copy checkpoint is ignored; the whole copy was read", slog.String("checkpoint", copylog.CheckpointPath(cp.Path())), slog.String("why", use))
-	}
-}
-
-// closeCopy saves the copy's checkpoint for the next start, then closes
-// the copy. A checkpoint that cannot be saved is logged: the next start
-// reads more of the copy, nothing else.
-func closeCopy(cp *copylog.Log, log *slog.Logger) error {
-	saveCopyCheckpoint(cp, log)
-	return cp.Close()
-}
-
-// saveCopyCheckpoint saves the copy's checkpoint where it can be made; one
-// that cannot be saved is logged, and costs the next start more reading.
-func saveCopyCheckpoint(cp *copylog.Log, log *slog.Logger) {
-	if _, err := cp.SaveCheckpoint(); err != nil {
-		log.Warn("the copy checkpoint could not be saved; the next start reads more of the copy", slog.String("error", err.Error()))
-	}
 }
 
 // openBook opens and checks the book and adds the slip to it when new.
@@ -260,7 +234,7 @@ func (e *Executor) begin(ctx context.Context) error {
 	// Every call the last run left is finished now: a checkpoint here
 	// spares the next start these lines even if this run never stops
 	// cleanly (a kill -9).
-	saveCopyCheckpoint(e.copy, e.log)
+	boot.SaveCopyCheckpoint(e.copy, e.log)
 	e.log.Info("executor started", slog.String("name", e.set.Name), slog.String("slip", e.slipFP),
 		slog.Int("bookEntries", e.ledger.Size()))
 	e.bookFullWhy() // a book already full says so at once (bookfull.go)

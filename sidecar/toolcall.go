@@ -151,7 +151,7 @@ type toolCall struct {
 	quota   *quota.Reservation // nil when the tool's rule sets no quota
 	held    *held.Call         // set for a call held for approval (hold.go)
 	// approval is the person's signed approval the call was sent with
-	// (passkeyhold.go); nil for none.
+	// (the slip asks for it); nil for none.
 	approval *record.Record
 
 	ctx context.Context // its span's: its records are written under it

@@ -2,6 +2,7 @@ package held
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
@@ -42,7 +43,7 @@ func (c *Call) Passkey() bool { return c.Ask.Prepared != nil }
 // out, or its wait ends.
 func (c *Call) Wait(hub *approval.Hub) (approval.Result, error) { return hub.Hold(c.ctx, c.Ask) }
 
-// What a held call's wait comes to.
+// Kind is what a held call's wait comes to.
 type Kind int
 
 // The verdicts.
@@ -122,4 +123,17 @@ func passkeyVerdict(res approval.Result) Verdict {
 			Why: "the permission asks for the person's passkey approval of this call; a yes without it proves nothing to the record"}
 	}
 	return Verdict{Kind: Send, Request: res.Request, Record: res.Answer.Record}
+}
+
+// PendingResult is the tool result of a Pending verdict: for a client that
+// asked in the call (2026-07-28) an input_required result asking it;
+// otherwise a result with isError saying the call waits for a person, the
+// request's id in its _meta.
+func (v Verdict) PendingResult() ([]byte, error) {
+	if v.Input {
+		return approval.InputRequiredResult(v.Request)
+	}
+	return json.Marshal(map[string]any{
+		"content": []any{map[string]any{"type": "text", "text": approval.PendingText(v.Request)}},
+		"isError": true, "_meta": approval.PendingMeta(v.Request)})
 }

@@ -2,6 +2,7 @@ package held
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -112,5 +113,24 @@ func TestKept(t *testing.T) {
 	}
 	if err := k.Forget("provared-1-x"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestPendingResult: a call still waiting is told so, in the form its client asked in.
+func TestPendingResult(t *testing.T) {
+	req := &approval.Request{ID: "R1"}
+	got, err := Verdict{Kind: Pending, Request: req}.PendingResult()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": approval.PendingText(req)}},
+		"isError": true, "_meta": approval.PendingMeta(req)})
+	if string(got) != string(want) {
+		t.Errorf("pending result %s, want %s", got, want)
+	}
+	got, err = Verdict{Kind: Pending, Request: req, Input: true}.PendingResult()
+	want, werr := approval.InputRequiredResult(req)
+	if err != nil || werr != nil || string(got) != string(want) {
+		t.Errorf("input_required result %s (%v), want %s (%v)", got, err, want, werr)
 	}
 }

@@ -36,7 +36,7 @@ import (
 // one that does not verify is refused. The session id (Mcp-Session-Id) and
 // protocol version of the initialize answer are sent with every later
 // request. The optional GET stream for messages the server sends on its own
-// is opened once the session is ready (upstream_http_stream.go).
+// is opened once the session is ready (http_stream.go).
 //
 // A hostile or broken server cannot hold a request open or leak the
 // headers: a request whose POST answer (a JSON body or an event stream)
@@ -48,7 +48,7 @@ import (
 // only when it keeps the POST (307, 308); a 404
 // to a request under a session id says the session ended: that request
 // ends with its error, and the next line begins a new session first
-// (upstream_http_session.go).
+// (http_session.go).
 type httpUpstream struct {
 	url     string
 	headers http.Header
@@ -65,7 +65,7 @@ type httpUpstream struct {
 	mu        sync.RWMutex // held for writing while an initialize is being answered
 	sessionID string
 	protocol  string
-	sess      httpSession // what a new session needs (upstream_http_session.go)
+	sess      httpSession // what a new session needs (http_session.go)
 
 	ctx    context.Context
 	cancel context.CancelFunc

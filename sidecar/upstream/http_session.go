@@ -70,7 +70,7 @@ type httpSession struct {
 	stale       bool   // the server ended the session; the next line begins a new one
 	renewals    int    // new sessions begun in a row with no request answered between
 	total       int    // new sessions begun, for the executor's own ids
-	stopStream  func() // cancels the GET stream open (upstream_http_stream.go)
+	stopStream  func() // cancels the GET stream open (http_stream.go)
 }
 
 // rememberInit keeps the params of the client's initialize; a new

@@ -17,7 +17,7 @@ import (
 //
 //   - Opened once a session is ready: after the client's
 //     notifications/initialized was accepted, and after a new session began
-//     (upstream_http_session.go). Opening another cancels the one before.
+//     (http_session.go). Opening another cancels the one before.
 //   - Each message is handed to the session as a stdio server's line is, so
 //     the same rules hold: the server's requests reach the client under an
 //     id of the router's and its notifications as they are. An answer is

@@ -93,5 +93,7 @@ func Unquote(raw []byte) (text string, ok bool) {
 	return s, true
 }
 
-// Quote writes s as a JSON string, without HTML escaping ([AppendString]).
+// Quote writes s as a JSON string: quotes, backslashes and control
+// characters escaped, everything else (<, > and & among it) as it is,
+// invalid UTF-8 as U+FFFD.
 func Quote(s string) []byte { return appendString(nil, s) }

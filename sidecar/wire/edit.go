@@ -74,7 +74,3 @@ func appendString(dst []byte, s string) []byte {
 	}
 	return append(dst, '"')
 }
-
-// AppendString appends s to dst as a JSON string (see [SetMeta] for the
-// escaping used).
-func AppendString(dst []byte, s string) []byte { return appendString(dst, s) }

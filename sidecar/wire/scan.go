@@ -155,19 +155,7 @@ func (c *checker) object(b []byte, i, depth int) (int, error) {
 		}
 		var key []byte
 		if tracking && c.fault == 0 {
-			// Small objects are compared as they are read; larger ones
-			// are sorted once at their end.
-			key = foldKey(name)
-			seen := seenName{key: key, name: name, at: nameStart}
-			if len(c.names)-base < linearNames {
-				for _, n := range c.names[base:] {
-					if bytes.Equal(n.key, seen.key) {
-						c.duplicate(n, seen)
-						break
-					}
-				}
-			}
-			c.names = append(c.names, seen)
+			key = c.track(base, name, nameStart)
 		}
 		i = skipWS(b, end)
 		if i >= len(b) || b[i] != ':' {
@@ -194,16 +182,7 @@ func (c *checker) object(b []byte, i, depth int) (int, error) {
 		}
 		if b[i] == '}' {
 			if tracking {
-				if names := c.names[base:]; len(names) > linearNames && c.fault == 0 {
-					slices.SortStableFunc(names, func(x, y seenName) int { return bytes.Compare(x.key, y.key) })
-					for k := 1; k < len(names); k++ {
-						if bytes.Equal(names[k-1].key, names[k].key) {
-							c.duplicate(names[k-1], names[k])
-							break
-						}
-					}
-				}
-				c.names = c.names[:base]
+				c.closeNames(base)
 			}
 			return i + 1, nil
 		}
@@ -212,6 +191,38 @@ func (c *checker) object(b []byte, i, depth int) (int, error) {
 		}
 		i = skipWS(b, i+1)
 	}
+}
+
+// track notes a member name of the object whose names begin at c.names[base]
+// and returns its fold key. Small objects are compared as they are read;
+// larger ones are sorted once at their end (closeNames).
+func (c *checker) track(base int, name []byte, nameStart int) []byte {
+	seen := seenName{key: foldKey(name), name: name, at: nameStart}
+	if len(c.names)-base < linearNames {
+		for _, n := range c.names[base:] {
+			if bytes.Equal(n.key, seen.key) {
+				c.duplicate(n, seen)
+				break
+			}
+		}
+	}
+	c.names = append(c.names, seen)
+	return seen.key
+}
+
+// closeNames ends the object whose names begin at c.names[base]: a large
+// one's names are compared now, and they leave the stack.
+func (c *checker) closeNames(base int) {
+	if names := c.names[base:]; len(names) > linearNames && c.fault == 0 {
+		slices.SortStableFunc(names, func(x, y seenName) int { return bytes.Compare(x.key, y.key) })
+		for k := 1; k < len(names); k++ {
+			if bytes.Equal(names[k-1].key, names[k].key) {
+				c.duplicate(names[k-1], names[k])
+				break
+			}
+		}
+	}
+	c.names = c.names[:base]
 }
 
 func (c *checker) array(b []byte, i, depth int) (int, error) {

@@ -93,7 +93,7 @@ func paramHeaders(h http.Header) (map[string]string, *headerError) {
 		}
 		v, _, err := readOne(h, key, true)
 		if err != nil {
-			return nil, err.(*headerError)
+			return nil, badHeader("%s", err.Error())
 		}
 		out[strings.ToLower(key[len(headerParamPrefix):])] = v
 	}

@@ -425,7 +425,7 @@ func (m *pooled) cancel(o *oneShot, why string) {
 	}
 	m.log.Info("a 2026-07-28 request is cancelled", slog.String("why", why))
 	line := []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + o.frontID + `,"reason":`)
-	line = wire.AppendString(line, "the client closed its response ("+why+")")
+	line = append(line, wire.Quote("the client closed its response ("+why+")")...)
 	line = append(line, "}}"...)
 	lm, err := wire.Inspect(line)
 	if err != nil {
