@@ -252,3 +252,65 @@ func TestModernRequestsWithTheSameID(t *testing.T) {
 		t.Fatalf("%d executor sessions serve the pool, want at most 2", n)
 	}
 }
+
+// The executor's own question about a held call goes on that call's event stream; with a call answered
+// as JSON (no stream of its own) it goes on the GET stream. Either way the client's answer lets the call
+// through.
+func TestHeldCallIsAskedOnItsStream(t *testing.T) {
+	t.Parallel()
+	tf := newFront(t, frontSetup{})
+	sid := tf.initialize("2025-11-25")
+	answerAsk := func(e sseEvent) {
+		m, err := wire.Inspect([]byte(e.data))
+		if err != nil || m.Method != "elicitation/create" {
+			t.Fatalf("not the executor's question: %v %s", err, e.data)
+		}
+		r := tf.do(request{body: `{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"action":"accept","content":{"approve":true}}}`, headers: session(sid, "2025-11-25")})
+		_ = r.Body.Close()
+		if r.StatusCode != http.StatusAccepted {
+			t.Fatalf("the answer: %s", r.Status)
+		}
+	}
+	// On the call's stream.
+	resp := tf.do(request{body: `{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"held","arguments":{"text":"a"}}}`, headers: session(sid, "2025-11-25")})
+	var answered string
+	_ = parseSSE(resp.Body, func(e sseEvent) bool {
+		switch {
+		case strings.Contains(e.data, "elicitation/create"):
+			answerAsk(e)
+		case strings.Contains(e.data, `"id":11`):
+			answered = e.data
+			return false
+		}
+		return true
+	})
+	_ = resp.Body.Close()
+	if !strings.Contains(answered, "held call ran: a") {
+		t.Fatalf("the held call on its stream: %s", answered)
+	}
+	// A call answered as JSON: the question comes on the GET stream.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	get, err := tf.try(ctx, request{method: http.MethodGet, headers: session(sid, "2025-11-25")})
+	if err != nil || get.StatusCode != http.StatusOK {
+		t.Fatalf("GET: %v %v", err, get)
+	}
+	asked := make(chan struct{})
+	go func() {
+		_ = parseSSE(get.Body, func(e sseEvent) bool {
+			if strings.Contains(e.data, "elicitation/create") {
+				answerAsk(e)
+				close(asked)
+				return false
+			}
+			return true
+		})
+	}()
+	h := session(sid, "2025-11-25")
+	h["Accept"] = []string{"application/json"}
+	resp = tf.do(request{body: `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"held","arguments":{"text":"b"}}}`, headers: h})
+	if a := answerOf(t, resp); !strings.Contains(a, "held call ran: b") {
+		t.Fatalf("the held call answered as JSON: %s", a)
+	}
+	<-asked
+}
