@@ -45,6 +45,10 @@ const (
 	standaloneBytes = 1 << 20
 	// retryMS is the reconnection delay the priming event asks for.
 	retryMS = 1000
+	// DefaultReplayKeep is how long a stream's events are kept for a replay after its answer was
+	// written (a connection that broke after the write can still be resumed); until then the session's
+	// buffer bounds them.
+	DefaultReplayKeep = time.Minute
 )
 
 // Options are what a [Front] runs with.
@@ -83,6 +87,9 @@ type Options struct {
 	// BufferBytes bounds what one session holds for its client.
 	// DefaultBufferBytes when 0.
 	BufferBytes int
+	// ReplayKeep is how long a stream is kept for a replay after its answer
+	// was written. DefaultReplayKeep when 0.
+	ReplayKeep time.Duration
 	// ServerStderr takes the tool servers' standard error.
 	ServerStderr io.Writer
 	Logger       *slog.Logger
@@ -103,6 +110,7 @@ func (o *Options) fill() error {
 	set(&o.IdleTimeout, DefaultIdleTimeout)
 	set(&o.SessionIdle, DefaultSessionIdle)
 	set(&o.KeepAlive, DefaultKeepAlive)
+	set(&o.ReplayKeep, DefaultReplayKeep)
 	if o.MaxSessions <= 0 {
 		o.MaxSessions = DefaultMaxSessions
 	}
@@ -248,9 +256,9 @@ func (f *Front) inboxes(draining bool) []*inbox {
 
 // reapIdle ends the sessions no request has used for SessionIdle.
 func (f *Front) reapIdle() {
-	every := f.o.SessionIdle / 4
-	if every < time.Second {
-		every = time.Second
+	every := min(f.o.SessionIdle/4, f.o.ReplayKeep/4)
+	if every < 100*time.Millisecond {
+		every = 100 * time.Millisecond
 	}
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -264,6 +272,7 @@ func (f *Front) reapIdle() {
 		f.mu.Lock()
 		var idle []*inbox
 		for _, s := range f.sessions {
+			s.sweep(now)
 			if s.idleSince(now) >= f.o.SessionIdle {
 				idle = append(idle, s.in)
 				s.log.Info("the session was not used for a while and ends", slog.Duration("idle", f.o.SessionIdle))

@@ -62,8 +62,9 @@ type stream struct {
 	nextIdx  uint64  // index the next event gets
 	sentTo   uint64  // index of the next event to write where it is attached
 	attached bool
-	answered bool   // holds its answer: nothing follows
-	json     []byte // JSON mode: the answer
+	answered bool      // holds its answer: nothing follows
+	doneAt   time.Time // when its answer was written (zero before): kept for a replay Options.ReplayKeep after
+	json     []byte    // JSON mode: the answer
 	wake     chan struct{}
 }
 
@@ -359,6 +360,20 @@ func (s *session) fitLocked() bool {
 	return s.held > s.f.o.BufferBytes
 }
 
+// sweep forgets the streams whose answer was written more than ReplayKeep ago: the client had them,
+// and a replay of them is kept no longer.
+func (s *session) sweep(now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := 0; i < len(s.order); i++ {
+		st := s.streams[s.order[i]]
+		if !st.doneAt.IsZero() && !st.attached && now.Sub(st.doneAt) > s.f.o.ReplayKeep {
+			s.forgetLocked(i)
+			i--
+		}
+	}
+}
+
 // forgetLocked drops the request stream at s.order[i].
 func (s *session) forgetLocked(i int) {
 	st := s.streams[s.order[i]]
@@ -576,7 +591,13 @@ func (s *session) serve(w http.ResponseWriter, r *http.Request, st *stream) {
 				st.sentTo = max(st.sentTo, to)
 				s.mu.Unlock()
 			}
-			if done || ended {
+			if done {
+				s.mu.Lock()
+				st.doneAt = time.Now()
+				s.mu.Unlock()
+				return
+			}
+			if ended {
 				return
 			}
 		}

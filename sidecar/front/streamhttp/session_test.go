@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/front/streamhttp"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
 )
 
@@ -313,4 +314,34 @@ func TestHeldCallIsAskedOnItsStream(t *testing.T) {
 		t.Fatalf("the held call answered as JSON: %s", a)
 	}
 	<-asked
+}
+
+// A stream whose answer was written is kept for a replay for ReplayKeep, then forgotten.
+func TestReplayIsKeptForAWhile(t *testing.T) {
+	t.Parallel()
+	tf := newFront(t, frontSetup{opts: func(o *streamhttp.Options) { o.ReplayKeep = 300 * time.Millisecond }})
+	sid := tf.initialize("2025-11-25")
+	resp := tf.do(request{body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`, headers: session(sid, "2025-11-25")})
+	evs := readEvents(t, resp.Body)
+	if len(evs) != 2 {
+		t.Fatalf("events %+v", evs)
+	}
+	h := session(sid, "2025-11-25")
+	h["Last-Event-ID"] = []string{evs[0].id}
+	replay := tf.do(request{method: http.MethodGet, headers: h})
+	if got := readEvents(t, replay.Body); replay.StatusCode != http.StatusOK || len(got) != 1 || got[0].data != evs[1].data {
+		t.Fatalf("the replay right after: %s %+v", replay.Status, got)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		late := tf.do(request{method: http.MethodGet, headers: h})
+		body := readAll(t, late.Body)
+		if late.StatusCode == http.StatusBadRequest && strings.Contains(body, "keeps nothing") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the stream is still kept: %s %s", late.Status, body)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
