@@ -176,11 +176,12 @@ func (m *pooled) WriteLine(line, related []byte) error {
 			return nil
 		}
 		m.forgetLocked(o)
-		m.queueLocked(o, wire.SpliceID(line, msg.IDSpan, o.clientID), true)
-		m.mu.Unlock()
 		if o.method == "tools/list" && msg.Result != nil {
+			// Before the client has the list: its next call may carry the headers it names.
 			m.p.f.params.learn(msg.Result)
 		}
+		m.queueLocked(o, wire.SpliceID(line, msg.IDSpan, o.clientID), true)
+		m.mu.Unlock()
 		return nil
 	case wire.KindRequest:
 		m.refuseServerRequest(msg)

@@ -232,9 +232,9 @@ func (s *session) WriteLine(line, related []byte) error {
 	over := s.appendLocked(st, line, answer)
 	s.mu.Unlock()
 	if over {
+		s.cutOff()
 		s.log.Warn("the session's client reads too little: its buffer is full and the session is cut; the calls it sent still get receipts",
 			slog.Int("buffer_bytes", s.f.o.BufferBytes))
-		s.cutOff()
 		return errCut
 	}
 	return nil
@@ -525,13 +525,9 @@ func (s *session) attach(w http.ResponseWriter, r *http.Request, lastEvent *even
 	s.serve(w, r, st)
 }
 
-// serve writes a stream's events as they come until its answer is written,
-// the client leaves, or the session ends. A write that takes longer than
-// the write timeout ends the connection; what it did not write stays for a
-// replay.
+// serve writes a stream to its client until its answer is written, the
+// client leaves, or the session ends.
 func (s *session) serve(w http.ResponseWriter, r *http.Request, st *stream) {
-	f := s.f
-	rc := http.NewResponseController(w)
 	defer func() {
 		s.mu.Lock()
 		st.attached = false
@@ -541,75 +537,99 @@ func (s *session) serve(w http.ResponseWriter, r *http.Request, st *stream) {
 		s.mu.Unlock()
 	}()
 	if st.sse {
-		h := w.Header()
-		h.Set("Content-Type", "text/event-stream")
-		h.Set("Cache-Control", "no-cache, no-transform")
-		h.Set("X-Accel-Buffering", "no")
-		w.WriteHeader(http.StatusOK)
-		if err := f.write(rc, w, []byte(": mcp-executor\n\n")); err != nil {
+		s.serveEvents(w, r, st)
+		return
+	}
+	s.serveJSON(w, r, st)
+}
+
+// serveJSON writes the answer as one JSON body when it comes.
+func (s *session) serveJSON(w http.ResponseWriter, r *http.Request, st *stream) {
+	rc := http.NewResponseController(w)
+	for {
+		s.mu.Lock()
+		body := st.json
+		ended := s.cut || (s.gone && !st.answered)
+		s.mu.Unlock()
+		if body != nil {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusOK)
+			if err := s.f.write(rc, w, body); err == nil {
+				s.mu.Lock()
+				s.held -= len(st.json)
+				st.json = []byte{}
+				s.mu.Unlock()
+			}
 			return
 		}
+		if ended {
+			return
+		}
+		select {
+		case <-st.wake:
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+// unsentLocked is the stream's events from sentTo on, and the index after
+// the last of them.
+func (st *stream) unsentLocked() (out []byte, to uint64) {
+	to = st.sentTo
+	for _, ev := range st.events {
+		if ev.idx >= st.sentTo {
+			out = append(out, ev.bytes...)
+			to = ev.idx + 1
+		}
+	}
+	return out, to
+}
+
+// serveEvents writes a stream's events as they come. A write that takes
+// longer than the write timeout ends the connection; what it did not write
+// stays for a replay.
+func (s *session) serveEvents(w http.ResponseWriter, r *http.Request, st *stream) {
+	f := s.f
+	rc := http.NewResponseController(w)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache, no-transform")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	if err := f.write(rc, w, []byte(": mcp-executor\n\n")); err != nil {
+		return
 	}
 	keep := time.NewTicker(f.o.KeepAlive)
 	defer keep.Stop()
 	for {
 		s.mu.Lock()
-		var out []byte
-		to := st.sentTo
-		for _, ev := range st.events {
-			if ev.idx >= st.sentTo {
-				out = append(out, ev.bytes...)
-				to = ev.idx + 1
-			}
-		}
-		body := st.json
+		out, to := st.unsentLocked()
 		done := st.answered && to == st.nextIdx
 		ended := s.cut || (s.gone && !st.answered)
 		s.mu.Unlock()
-		if !st.sse {
-			if body != nil {
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(http.StatusOK)
-				if err := f.write(rc, w, body); err == nil {
-					s.mu.Lock()
-					s.held -= len(st.json)
-					st.json = []byte{}
-					s.mu.Unlock()
-				}
+		if len(out) > 0 {
+			if err := f.write(rc, w, out); err != nil {
+				s.log.Info("an event stream's connection ended while writing; what it did not get stays for a replay", slog.String("error", err.Error()))
 				return
 			}
-			if ended {
-				return
+			s.mu.Lock()
+			st.sentTo = max(st.sentTo, to)
+			if done && st.doneAt.IsZero() {
+				st.doneAt = time.Now() // a replay keeps the first time
 			}
-		} else {
-			if len(out) > 0 {
-				if err := f.write(rc, w, out); err != nil {
-					s.log.Info("an event stream's connection ended while writing; what it did not get stays for a replay", slog.String("error", err.Error()))
-					return
-				}
-				s.mu.Lock()
-				st.sentTo = max(st.sentTo, to)
-				s.mu.Unlock()
-			}
-			if done {
-				s.mu.Lock()
-				st.doneAt = time.Now()
-				s.mu.Unlock()
-				return
-			}
-			if ended {
-				return
-			}
+			s.mu.Unlock()
+		}
+		if done || ended {
+			return
 		}
 		select {
 		case <-st.wake:
 		case <-r.Context().Done():
 			return
 		case <-keep.C:
-			if st.sse {
-				if err := f.write(rc, w, []byte(": keep-alive\n\n")); err != nil {
-					return
-				}
+			if err := f.write(rc, w, []byte(": keep-alive\n\n")); err != nil {
+				return
 			}
 		}
 	}
