@@ -14,7 +14,7 @@ func TestSlipPrepareRefusesWhatIsNotASlip(t *testing.T) {
 		t.Errorf("before a passkey is registered: %d", code)
 	}
 	pk := newSoftPasskey(t, f.origin, "localhost")
-	b := c.must("/api/register/begin", map[string]any{})
+	b := c.must("/api/register/begin", map[string]any{"code": f.code})
 	c.must("/api/register/finish", map[string]any{"token": b["token"], "registration": pk.register(challengeOf(t, b))})
 	edits := map[string]func(*SlipChoices){
 		"a limit line of no form":            func(s *SlipChoices) { s.Limits = []string{"supplies.order at most 5"} },
