@@ -382,3 +382,36 @@ func FuzzParseCode(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCodeCheck: no text but the code's own spellings gets past the
+// check of the code in force.
+func FuzzCodeCheck(f *testing.F) {
+	var g codeGate
+	now := time.Now()
+	code, _, err := g.issue(now, time.Hour)
+	if err != nil {
+		f.Fatal(err)
+	}
+	want, err := ParseCode(code)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(code)
+	f.Add(strings.ToLower(code))
+	near := append([]byte(nil), want...)
+	near[0] ^= 1
+	f.Add(FormatCode(near))
+	f.Add("")
+	f.Fuzz(func(t *testing.T, text string) {
+		g.mu.Lock()
+		g.recent, g.wrong, g.void = nil, 0, false // every input is checked
+		g.mu.Unlock()
+		gen, _, err := g.check(text, now)
+		if err != nil {
+			return
+		}
+		if b, perr := ParseCode(text); perr != nil || !bytes.Equal(b, want) || gen == 0 {
+			t.Fatalf("%q passed the check of the code %s", text, code)
+		}
+	})
+}
