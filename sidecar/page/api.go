@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
@@ -599,15 +598,24 @@ func (s *Server) saveSlip(set *settings.Settings, reg *Registered, prep *slip.Pr
 	if err != nil {
 		return nil, err
 	}
+	out := map[string]any{"done": "signed", "file": set.Agent.Slip, "fingerprint": prep.Fingerprint}
 	dir, name := filepath.Split(set.Agent.Slip)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("page: the slip's folder %s: %w", dir, err)
+	err = os.MkdirAll(dir, 0o700)
+	if err == nil {
+		err = approval.WriteFileAtomic(dir, name, append(raw, '\n'))
 	}
-	if err := approval.WriteFileAtomic(dir, name, append(raw, '\n')); err != nil {
-		return nil, err
+	if err != nil {
+		// The slip could not be written (in a pod the settings' folder is a
+		// read-only mount): the signed slip, which is no secret, goes back
+		// to the person to put where the executor reads it (the chart's
+		// executor.slip), so that the signature is not lost.
+		s.log.Warn("page: a slip was signed but could not be saved", slog.String("slip", prep.Fingerprint), slog.String("error", err.Error()))
+		out["done"] = "not-saved"
+		out["reason"] = err.Error()
+		out["slip"] = string(raw)
+		return out, nil
 	}
 	s.log.Info("page: a slip was signed", slog.String("slip", prep.Fingerprint))
-	out := map[string]any{"done": "signed", "file": set.Agent.Slip, "fingerprint": prep.Fingerprint}
 	if !contains(set.Agent.IssuerKeys, reg.Thumbprint) {
 		out["warning"] = "the settings' agent.issuerKeys does not name this passkey (" + reg.Thumbprint + "): the executor will not start with this slip until it does"
 	}

@@ -53,6 +53,10 @@ type fixture struct {
 	code    string     // the registration code the page issued at start
 	clock   *clock     // the page server's time
 	pageLog *logBuffer // what the page server logged
+	// the settings' agent.issuerKeys and agent.slip ("": slip.json), as
+	// writeSettings last wrote them
+	issuerKeys  []string
+	slipSetting string
 }
 
 // clock is a time the test may move on; it starts at the real time.
@@ -176,7 +180,12 @@ func newFixture(t *testing.T) *fixture {
 // writeSettings writes the executor's settings, trusting issuerKeys.
 func (f *fixture) writeSettings(issuerKeys []string) {
 	f.t.Helper()
-	agent := map[string]any{"slip": "slip.json", "book": "book.jsonl", "keys": "agent.keys"}
+	f.issuerKeys = issuerKeys
+	slipPath := f.slipSetting
+	if slipPath == "" {
+		slipPath = "slip.json"
+	}
+	agent := map[string]any{"slip": slipPath, "book": "book.jsonl", "keys": "agent.keys"}
 	if issuerKeys != nil {
 		agent["issuerKeys"] = issuerKeys
 	}
@@ -189,6 +198,13 @@ func (f *fixture) writeSettings(issuerKeys []string) {
 	if err := os.WriteFile(f.config, data, 0o600); err != nil {
 		f.t.Fatal(err)
 	}
+}
+
+// writeSettingsSlip writes the settings again with agent.slip at path.
+func (f *fixture) writeSettingsSlip(path string) {
+	f.t.Helper()
+	f.slipSetting = path
+	f.writeSettings(f.issuerKeys)
 }
 
 // permission is what `keys --json` prints for these keys.

@@ -50,8 +50,9 @@ func TestPersonsPageWithTheExecutor(t *testing.T) {
 	// on its stderr; the page shows its thumbprint; the person puts it in
 	// agent.issuerKeys.
 	step(t, ctx, "opening the page", chromedp.Navigate(origin+"/"), chromedp.WaitVisible(chromedp.ID("register")))
-	step(t, ctx, "registering", chromedp.SetValue(chromedp.ID("register-code"), pg.code), chromedp.Click(chromedp.ID("register")),
-		chromedp.WaitVisible(chromedp.ID("passkey-info")))
+	step(t, ctx, "entering the code", chromedp.SetValue(chromedp.ID("register-code"), pg.code))
+	screenshot(t, ctx, "page-register")
+	step(t, ctx, "registering", chromedp.Click(chromedp.ID("register")), chromedp.WaitVisible(chromedp.ID("passkey-info")))
 	reg := registered(t, f)
 	if got := text(t, ctx, "#thumbprint"); got != reg.Thumbprint || reg.Origin != origin || reg.RPID != "localhost" || reg.Alg != "ES256" {
 		t.Fatalf("the page shows thumbprint %q; registered %+v", got, reg)

@@ -87,6 +87,7 @@ async function review(ev) {
     validUntil: $('valid-until').value.trim(), purpose: $('purpose').value,
   });
   slipToken = out;
+  $('sign-slip').hidden = false;
   $('slip-review').textContent = out.content;
   $('review-fingerprint').textContent = out.fingerprint;
   $('slip-review-box').hidden = false;
@@ -97,6 +98,15 @@ async function signSlip() {
   if (!slipToken) throw new Error('Review the slip first');
   const out = await assert(slipToken);
   slipToken = null;
+  if (out.done === 'not-saved') {
+    // The page cannot write the slip file (a read-only mount): the signed
+    // slip is shown for the person to put where the executor reads it.
+    $('slip-review').textContent = out.slip;
+    $('sign-slip').hidden = true;
+    say('Slip signed, but it could not be saved to ' + out.file + ' (' + out.reason + '). Put the text below in that file ' +
+      '(in Kubernetes: the chart\'s executor.slip).' + (out.warning ? ' ' + out.warning : ''));
+    return;
+  }
   $('slip-review-box').hidden = true;
   say('Slip signed and saved to ' + out.file + (out.warning ? '. ' + out.warning : ''));
 }
