@@ -71,6 +71,9 @@ func ParseCode(text string) ([]byte, error) {
 		}
 	}
 	s := b.String()
+	if s == "" {
+		return nil, errors.New("no registration code was entered")
+	}
 	if len(s) != codeAlphabet.EncodedLen(CodeBytes) {
 		return nil, errors.New("the registration code is not as long as the one printed")
 	}
