@@ -204,6 +204,8 @@ fuzz_all() {
 	./sidecar/approval/ FuzzInputAnswer later
 	./sidecar/page/ FuzzCancellationFile later
 	./sidecar/page/ FuzzRegistration later
+	./sidecar/page/ FuzzParseCode later
+	./sidecar/page/ FuzzCodeCheck later
 	./sidecar/approvalkube/ FuzzApprovalRequest later
 	./sidecar/ FuzzReadEvents later
 	./sidecar/ FuzzErrorBodyMessage later
