@@ -143,12 +143,13 @@ func TestEveryKindHasCases(t *testing.T) {
 	// detector is added.
 	src := strings.Join(Kinds(), " ")
 	for _, k := range []string{KindPrivateKey, KindJWT, KindAnthropic, KindOpenAI, KindGitHub, KindSlack, KindStripe,
-		KindGoogle, KindAWSKeyID, KindAWSSecret, KindConnectionString, KindBearer, KindBasic, KindPassword} {
+		KindGoogle, KindAzure, KindAWSKeyID, KindAWSSecret, KindConnectionString, KindBearer, KindBasic, KindPassword,
+		KindEntropy, KindBase64, KindHex, KindSplit, KindKey} {
 		if !strings.Contains(src, k) {
 			t.Errorf("kind %s not built in", k)
 		}
 	}
-	if len(Kinds()) != 14 {
+	if len(Kinds()) != 20 {
 		t.Errorf("Kinds() = %v: add the new kind to TestDetectors and here", Kinds())
 	}
 }
@@ -195,7 +196,7 @@ func TestJSONRefusesNonJSON(t *testing.T) {
 		}
 	}
 	out, err := r.JSON([]byte(`{"` + fakeGitHub + `":{"password=x":1}}`))
-	if err != nil || string(out) != `{"`+tok(KindGitHub, fakeGitHub)+`":{"password=`+tok(KindPassword, "x")+`":1}}` {
+	if err != nil || string(out) != `{"`+tok(KindGitHub, fakeGitHub)+`":{"`+tok(KindPassword, "password=x")+`":1}}` {
 		t.Fatalf("member names: %s %v", out, err)
 	}
 	out, err = r.JSON([]byte(" \"" + fakeGitHub + "\" \n"))
