@@ -18,7 +18,6 @@ type Redact func(args []byte) []byte
 const Redacted = "[redacted]"
 
 var (
-	secretName  = regexp.MustCompile(`(?i)(pass(word|wd|phrase)?|secret|token|api[-_]?key|private[-_]?key|access[-_]?key|auth|credential|cookie|session|bearer|signature)`)
 	secretValue = regexp.MustCompile(`^(?i:bearer|basic)\s|^(sk|pk|rk)[-_]|^gh[pousr]_|^xox[abpr]-|^AKIA[0-9A-Z]{16}$|^eyJ[A-Za-z0-9_-]+\.|-----BEGIN`)
 )
 
@@ -33,9 +32,9 @@ var fallback = func() *redact.Redactor {
 	return r
 }()
 
-// RedactSecrets replaces the value of every member whose name looks like a
-// secret's (password, token, apiKey, secret, auth, secretAccessKey, …: the
-// names below and [redact.IsSecretName]) and every text that looks like a
+// RedactSecrets replaces the value of every member whose name is a
+// secret's ([redact.IsSecretName]: password, token, apiKey, secretAccessKey,
+// …, but not max_tokens or secretary) and every text that looks like a
 // credential (a bearer header, a JWT, a PEM block, well-known key prefixes,
 // and whatever the detectors of package redact find in it) with
 // [Redacted]. A member name in which a detector finds a secret is shown by
@@ -62,7 +61,7 @@ func redactValue(v any) any {
 		out := make(map[string]any, len(x))
 		for k, e := range x {
 			name := fallback.Name(k)
-			if secretName.MatchString(k) || redact.IsSecretName(k) {
+			if redact.IsSecretName(k) {
 				out[name] = Redacted
 			} else {
 				out[name] = redactValue(e)

@@ -90,8 +90,21 @@ func base64Spans(r *Redactor, s string, sc *scan) []span {
 }
 
 func (r *Redactor) decodesToSecret(run string, sc *scan) bool {
+	if hexOrDashes(run) {
+		return false // ids and digests: the hexadecimal detector reads hexadecimal
+	}
 	b, ok := decodeB64(run)
 	return ok && readable(b) && r.holdsSecret(string(b), sc)
+}
+
+// hexOrDashes reports whether s is only hexadecimal digits and dashes.
+func hexOrDashes(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isHex(s[i]) && s[i] != '-' {
+			return false
+		}
+	}
+	return true
 }
 
 func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }

@@ -290,13 +290,17 @@ func randomSpans(s string, minLen int, random func(string) bool) []span {
 	for _, rn := range b64Runs(s, minLen) {
 		a, e := rn[0], rn[1]
 		core := strings.TrimRight(s[a:e], "=")
-		if afterDigestLabel(s, a) || digestLabelled(core) || publicPrefix(core) || isContent(s[a:e]) {
+		if afterDigestLabel(s, a) || digestLabelled(core) || publicPrefix(core) {
 			continue
 		}
 		if !exFound {
 			ex, exFound = exempt(s), true
 		}
 		if within(ex, a, e) {
+			continue
+		}
+		whole := random(core)
+		if whole && isContent(s[a:e]) {
 			continue
 		}
 		if parts, ok := randomParts(core, minLen, random); ok {
@@ -309,7 +313,7 @@ func randomSpans(s string, minLen int, random func(string) bool) []span {
 			}
 			continue
 		}
-		if random(core) {
+		if whole {
 			out = append(out, span{a: a, e: e})
 			continue
 		}
@@ -344,10 +348,12 @@ func randomParts(core string, minLen int, random func(string) bool) (parts [][2]
 		}
 		part := core[at:end]
 		switch {
-		case len(part) >= minEncodedLen && isContent(part):
-			content = true
 		case len(part) >= minLen && random(part):
-			parts = append(parts, [2]int{at, end})
+			if isContent(part) {
+				content = true
+			} else {
+				parts = append(parts, [2]int{at, end})
+			}
 		case !pathLike(part):
 			return nil, false
 		}

@@ -163,14 +163,14 @@ func (r *Redactor) markSecrets(n *jnode) {
 	if n.kind == '{' {
 		user := false
 		for _, name := range n.names {
-			if namesUser(FoldName(name)) && !wholeTokenRE.MatchString(name) {
+			if namesUser(FoldName(name)) && !isToken(name) {
 				user = true
 				break
 			}
 		}
 		for i, name := range n.names {
 			k := n.kids[i]
-			if r.IsKey(name) || r.builtin && user && !wholeTokenRE.MatchString(name) && isUserPartner(FoldName(name)) {
+			if r.IsKey(name) || r.builtin && user && !isToken(name) && isUserPartner(FoldName(name)) {
 				k.secret = true
 			}
 		}
@@ -196,11 +196,14 @@ func markDone(n *jnode) {
 }
 
 // splitWindow is how much of a member's text beside the join the split
-// check reads.
-const splitWindow = 256
+// check reads; splitMiddle is the longest middle member of three joined.
+const (
+	splitWindow = 256
+	splitMiddle = 64
+)
 
 // splits is the split check: consecutive string values (two, or three
-// with a short middle one) joined. A secret the detectors find in the
+// with a middle one of at most splitMiddle bytes) joined. A secret the detectors find in the
 // joined text that they do not find in its pieces alone is a split: each
 // value the secret's bytes stand in becomes a split token of its own text.
 func (r *Redactor) splits(leaves []*jnode, call *scan) {
@@ -212,7 +215,7 @@ func (r *Redactor) splits(leaves []*jnode, call *scan) {
 	for i := 0; i+1 < len(leaves); i++ {
 		for k := 2; k <= 3 && i+k <= len(leaves); k++ {
 			group := leaves[i : i+k]
-			if k == 3 && len(group[1].shown) > splitWindow {
+			if k == 3 && len(group[1].shown) > splitMiddle {
 				break
 			}
 			for _, j := range splitIn(r, group, &sc) {
@@ -228,7 +231,7 @@ func (r *Redactor) splits(leaves []*jnode, call *scan) {
 func splitIn(r *Redactor, group []*jnode, sc *scan) []int {
 	pieces := make([]string, len(group))
 	for j, l := range group {
-		if l.done || l.shown == "" || wholeTokenRE.MatchString(l.shown) {
+		if l.done || l.shown == "" || isToken(l.shown) {
 			return nil
 		}
 		switch j {
@@ -247,9 +250,13 @@ func splitIn(r *Redactor, group []*jnode, sc *scan) []int {
 		b.WriteString(p)
 	}
 	from[len(pieces)] = b.Len()
+	// A value is shown as the detectors leave it, so a whole one gives
+	// nothing alone; only a piece cut from a longer one may.
 	alone := make([][]Found, len(pieces))
 	for j, p := range pieces {
-		alone[j] = r.find(p, sc, false)
+		if len(p) < len(group[j].shown) {
+			alone[j] = r.find(p, sc, false)
+		}
 	}
 	var marked []int
 	for _, f := range r.find(b.String(), sc, false) {
@@ -387,7 +394,7 @@ func (r *Redactor) writeSecret(out *bytes.Buffer, n *jnode) error {
 	if err != nil {
 		return err
 	}
-	if n.kind == '"' && (s == "" || wholeTokenRE.MatchString(s)) {
+	if n.kind == '"' && (s == "" || isToken(s)) {
 		writeString(out, s)
 		return nil
 	}

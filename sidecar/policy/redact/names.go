@@ -14,6 +14,9 @@ import (
 // all collapse: "secretAccessKey", "SECRET_ACCESS_KEY" and
 // "secret-access.key" are all "secretaccesskey".
 func FoldName(name string) string {
+	if ascii := foldASCII(name); ascii != "" || name == "" {
+		return ascii
+	}
 	var b strings.Builder
 	b.Grow(len(name))
 	for _, c := range name {
@@ -27,6 +30,25 @@ func FoldName(name string) string {
 		}
 	}
 	return b.String()
+}
+
+// foldASCII is FoldName of an ASCII name that holds a letter or a digit,
+// and "" for any other name.
+func foldASCII(name string) string {
+	var buf [64]byte
+	b := buf[:0]
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= utf8.RuneSelf:
+			return ""
+		case 'A' <= c && c <= 'Z':
+			b = append(b, c+'a'-'A')
+		case 'a' <= c && c <= 'z' || '0' <= c && c <= '9':
+			b = append(b, c)
+		}
+	}
+	return string(b)
 }
 
 // foldRune is the one rune every rune of c's case-folding orbit maps to.

@@ -1,7 +1,6 @@
 package redact
 
 import (
-	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -11,11 +10,6 @@ import (
 // not, in prose, env lines, query strings, JSON or YAML text) whose name is
 // a secret key for the redactor ([Redactor.IsKey]).
 var pairs = &detector{kind: KindPassword, spans: pairSpans}
-
-// pairName is a name and its separator: one or two words of letters,
-// digits, "_", "." and "-", an optional closing quote, then ":" or "=".
-// The value is read by hand (readValue).
-var pairName = regexp.MustCompile(`(?:^|[^\pL\pN_.-])([\pL\pN_.-]+(?: [\pL\pN_.-]+)?)["']?[ \t]*([:=])[ \t]*`)
 
 // headerNames are folded pair names whose unquoted value after ":" is the
 // rest of the line (an HTTP header's), past an authentication scheme.
@@ -27,29 +21,67 @@ var authSchemes = map[string]bool{"bearer": true, "basic": true, "token": true, 
 	"ntlm": true, "apikey": true, "key": true, "hoba": true, "mutual": true, "aws4hmacsha256": true, "dpop": true}
 
 func pairSpans(r *Redactor, s string, _ *scan) []span {
-	if !strings.ContainsAny(s, ":=") {
-		return nil
-	}
 	var out []span
 	for at := 0; at < len(s); {
-		m := pairName.FindStringSubmatchIndex(s[at:])
-		if m == nil {
+		i := strings.IndexAny(s[at:], ":=")
+		if i < 0 {
 			break
 		}
-		name := s[at+m[2] : at+m[3]]
-		sep := s[at+m[4]]
-		next := at + m[1] // just past the separator and its blanks
-		if !r.isPairKey(name) {
-			at = next
+		i += at
+		at = i + 1
+		name := pairNameBefore(s, i)
+		if name == "" || !r.isPairKey(name) {
 			continue
 		}
-		a, e, end := readValue(s, next, sep == ':' && headerNames[FoldName(name)])
+		next := i + 1
+		for next < len(s) && (s[next] == ' ' || s[next] == '\t') {
+			next++
+		}
+		a, e, end := readValue(s, next, s[i] == ':' && headerNames[FoldName(name)])
 		if e > a {
 			out = append(out, span{a: a, e: e})
 		}
 		at = max(end, next)
 	}
 	return out
+}
+
+// pairNameBefore is the name of a pair whose separator is s[i]: one or two
+// words of letters, digits, "_", "." and "-" (two joined by a space), then
+// an optional closing quote and blanks before the separator; "" when there
+// is none.
+func pairNameBefore(s string, i int) string {
+	j := i
+	for j > 0 && (s[j-1] == ' ' || s[j-1] == '\t') {
+		j--
+	}
+	if j > 0 && (s[j-1] == '"' || s[j-1] == '\'') {
+		j--
+	}
+	end := j
+	start := nameStart(s, end)
+	if start == end {
+		return ""
+	}
+	if start > 1 && s[start-1] == ' ' {
+		if w := nameStart(s, start-1); w < start-1 {
+			start = w
+		}
+	}
+	return s[start:end]
+}
+
+// nameStart is where the run of name characters ending at s[end] begins.
+func nameStart(s string, end int) int {
+	for end > 0 {
+		c, n := utf8.DecodeLastRuneInString(s[:end])
+		if !(c < utf8.RuneSelf && (isAlnum(byte(c)) || c == '_' || c == '.' || c == '-') ||
+			c >= utf8.RuneSelf && (unicode.IsLetter(c) || unicode.IsDigit(c))) {
+			break
+		}
+		end -= n
+	}
+	return end
 }
 
 // isPairKey is IsKey for a pair's name of one or two words: its last word,

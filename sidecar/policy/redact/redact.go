@@ -124,7 +124,7 @@ func (r *Redactor) Salt() []byte { return bytes.Clone(r.salt) }
 // Options.ExtendKeys, compared by [FoldName]. A name that is a token is
 // not a key (it was a secret, shown by its tag).
 func (r *Redactor) IsKey(name string) bool {
-	if wholeTokenRE.MatchString(name) {
+	if isToken(name) {
 		return false
 	}
 	return r.isFoldedKey(FoldName(name))
@@ -226,27 +226,27 @@ func (r *Redactor) text(s string, call *scan) string {
 // pass runs every detector once over the text outside tokens.
 func (r *Redactor) pass(s string, call *scan) (string, bool) {
 	changed := false
-	lower := asciiLower(s)
+	lower, gs := asciiLower(s), gaps(s)
 	sc := *call
 	sc.awsKeyID = call.awsKeyID || hasAWSKeyID(s)
 	for _, d := range r.detectors {
 		if !d.runs(&sc) {
 			continue
 		}
-		out, ch := r.apply(d, s, lower, &sc)
+		out, ch := r.apply(d, s, lower, gs, &sc)
 		if ch {
-			s, lower, changed = out, asciiLower(out), true
+			s, lower, gs, changed = out, asciiLower(out), gaps(out), true
 			sc.awsKeyID = call.awsKeyID || hasAWSKeyID(s)
 		}
 	}
 	return s, changed
 }
 
-func (r *Redactor) apply(d *detector, s, lower string, sc *scan) (string, bool) {
+func (r *Redactor) apply(d *detector, s, lower string, gs [][2]int, sc *scan) (string, bool) {
 	var b strings.Builder
 	changed := false
 	last := 0
-	for _, gap := range gaps(s) {
+	for _, gap := range gs {
 		if !d.mayMatch(lower[gap[0]:gap[1]]) {
 			continue
 		}
@@ -289,6 +289,10 @@ func asciiLower(s string) string {
 
 const tokenPrefix = "[REDACTED:"
 
+// isToken reports whether s is one token and nothing else (wholeTokenRE,
+// by hand).
+func isToken(s string) bool { return len(s) > 0 && tokenLen(s) == len(s) }
+
 // tokenLen is the length of the token s begins with (tokenRE at the start
 // of s), or 0.
 func tokenLen(s string) int {
@@ -318,6 +322,12 @@ func tokenLen(s string) int {
 
 // gaps are the ranges of s outside tokens.
 func gaps(s string) [][2]int {
+	if !strings.Contains(s, tokenPrefix) {
+		if s == "" {
+			return nil
+		}
+		return [][2]int{{0, len(s)}}
+	}
 	var out [][2]int
 	at, from := 0, 0
 	for {

@@ -18,7 +18,7 @@ import (
 func (r *Redactor) Name(s string) string { return r.name(s, &scan{}) }
 
 func (r *Redactor) name(s string, call *scan) string {
-	if wholeTokenRE.MatchString(s) {
+	if isToken(s) {
 		return s
 	}
 	f := r.find(s, call, true)
