@@ -3,6 +3,7 @@ package redact
 import (
 	"bytes"
 	"math"
+	"sort"
 	"strings"
 )
 
@@ -195,13 +196,11 @@ func exempt(s string) [][2]int {
 	}
 }
 
+// within reports whether [a, e) lies inside one of the ranges r, which are
+// in order and apart.
 func within(r [][2]int, a, e int) bool {
-	for _, x := range r {
-		if a >= x[0] && e <= x[1] {
-			return true
-		}
-	}
-	return false
+	i := sort.Search(len(r), func(i int) bool { return r[i][1] >= e })
+	return i < len(r) && r[i][0] <= a
 }
 
 // digestLabels: a run right after one of these is a digest written out
@@ -374,10 +373,17 @@ func pathLike(part string) bool {
 // character) than the entropy detector's.
 func awsShaped(_ *Redactor, s string, _ *scan) []span {
 	var out []span
+	var ex [][2]int
+	exFound := false
 	for _, sp := range awsRuns(s) {
 		run := s[sp.a:sp.e]
-		if looksRandom(run, func(int) float64 { return 4.0 }) && !afterDigestLabel(s, sp.a) && !isContent(run) &&
-			!within(exempt(s), sp.a, sp.e) {
+		if !looksRandom(run, func(int) float64 { return 4.0 }) || afterDigestLabel(s, sp.a) || isContent(run) {
+			continue
+		}
+		if !exFound {
+			ex, exFound = exempt(s), true
+		}
+		if !within(ex, sp.a, sp.e) {
 			out = append(out, sp)
 		}
 	}

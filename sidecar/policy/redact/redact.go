@@ -1,39 +1,3 @@
-// Package redact masks secret-looking values wherever the executor shows a
-// tool call's arguments: approval prompts and queue files, reports, logs and
-// errors. The tool server always gets the arguments unchanged; nothing here
-// touches them.
-//
-// # Tokens
-//
-// A secret, or the secret part of a longer text, becomes
-//
-//	[REDACTED:<kind>:<tag>]
-//
-// where kind names the detector ([Kinds], "key" for a value under a secret
-// member name, "custom" for an expression of the settings) and tag is the
-// first 8 hexadecimal characters of SHA-256(salt || secret). The salt is 32
-// random bytes the caller keeps in the copy, so an auditor who holds the
-// original value can show it was that value ([Verify], [VerifyJSON]) while
-// whoever reads only the redacted text cannot test guesses.
-//
-// # What is redacted
-//
-// In a JSON document ([Redactor.JSON]): every string value is scanned by the
-// detectors and its secret parts replaced; a value under a member whose name
-// is a secret key ([BuiltinKeys] and Options.ExtendKeys, compared without
-// regard to case) is replaced whole, whatever its type (a non-text value is
-// fingerprinted in its RFC 8785 form); null and "" stay as they are. Member
-// names are scanned as text too (whether a name is a secret key is decided
-// on the name as written). Numbers, true and false are kept, and so is
-// member order.
-//
-// Free text ([Redactor.Text]) is scanned by the detectors; "name=value" and
-// "name: value" pairs are found for the built-in pair names and for
-// Options.ExtendKeys.
-//
-// Text already redacted stays as it is: tokens are never scanned, and the
-// scan is repeated until it finds nothing more, so redacting twice gives the
-// same as redacting once.
 package redact
 
 import (
