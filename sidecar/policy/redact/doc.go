@@ -68,7 +68,8 @@
 //     AccountKey, SharedAccessKey, SharedAccessSignature,
 //     Ocp-Apim-Subscription-Key), GCP (private_key, private_key_id,
 //     client_secret), and GITHUB_TOKEN, x-api-key, set-cookie and the like.
-//  3. "sig" (an Azure SAS signature) and "pw" are secret names only whole.
+//  3. "sig" (an Azure SAS signature), "pw", X-Amz-Signature and
+//     X-Goog-Signature (presigned URLs) are secret names only whole.
 //  4. Not secret: a name that ends in one of bypass, compass, encompass,
 //     surpass, trespass, overpass, underpass, oauth.
 //
@@ -77,9 +78,10 @@
 // secrets, passwordPolicy, passwordless, passwords, passport, author,
 // authType, publicKey, keyId, accessKeyId, key, sortKey, cookieName,
 // signature. Hidden though harmless, knowingly: pagination and
-// cancellation tokens (pageToken), a graphics renderPass, and "pwd" as
-// a shell's working folder: each ends in a secret word as a password
-// does, and the cost of showing a password is the greater.
+// cancellation tokens (pageToken, NextToken, cancellationToken), a
+// graphics renderPass, and "pwd" as a shell's working folder: each ends in
+// a secret word as a password does, and the cost of showing a password is
+// the greater.
 //
 // In an object that names a user (a member ending in user, username,
 // userid, login, email or principal), the members named pin, key, pw and

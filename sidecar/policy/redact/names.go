@@ -77,8 +77,10 @@ var secretSuffixes = []string{
 }
 
 // secretExact are folded names that are secret keys only as the whole
-// name: as a suffix they end too many harmless words (config, ...).
-var secretExact = []string{"sig", "pw"}
+// name: as a suffix they end too many harmless words (config, ...), or
+// "signature" names a harmless value elsewhere while a presigned URL's
+// signature lets anyone holding the URL in.
+var secretExact = []string{"sig", "pw", "xamzsignature", "xgoogsignature"}
 
 // notSecretEndings are words that end in a secret suffix but say
 // something else: a name ending in one is not a secret key.

@@ -17,6 +17,7 @@ var secretNames = []string{
 	// Azure
 	"clientSecret", "ClientSecret", "AZURE_CLIENT_SECRET", "AccountKey", "accountKey", "SharedAccessKey",
 	"SharedAccessSignature", "sharedAccessKeyValue", "primaryKeyValue.secret", "sig", "Ocp-Apim-Subscription-Key",
+	"X-Amz-Security-Token", "X-Amz-Signature", "X-Goog-Signature",
 	"subscriptionKey",
 	// GCP
 	"private_key", "private_key_id", "privateKey", "client_secret", "GOOGLE_API_KEY",

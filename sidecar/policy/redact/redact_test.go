@@ -139,8 +139,8 @@ func TestDetectors(t *testing.T) {
 }
 
 func TestEveryKindHasCases(t *testing.T) {
-	// The table above names every built-in kind; this keeps it so when a
-	// detector is added.
+	// The tables of TestDetectors, TestNewDetectors and TestJSONSplits
+	// name every built-in kind; this keeps it so when a detector is added.
 	src := strings.Join(Kinds(), " ")
 	for _, k := range []string{KindPrivateKey, KindJWT, KindAnthropic, KindOpenAI, KindGitHub, KindSlack, KindStripe,
 		KindGoogle, KindAzure, KindAWSKeyID, KindAWSSecret, KindConnectionString, KindBearer, KindBasic, KindPassword,

@@ -69,6 +69,8 @@ func TestNewDetectors(t *testing.T) {
 		{"gcp service account JSON as text",
 			`{"type": "service_account", "private_key_id": "1a2b3c4d5e6f", "private_key": "-----BEGIN PRIVATE KEY-----\nMIIEvQ\n-----END PRIVATE KEY-----\n", "client_email": "x@p.iam.gserviceaccount.com"}`,
 			[]part{{KindPassword, "1a2b3c4d5e6f"}, {KindPrivateKey, `-----BEGIN PRIVATE KEY-----\nMIIEvQ\n-----END PRIVATE KEY-----`}}},
+		{"presigned S3 URL", "https://b.s3.amazonaws.com/k?X-Amz-Credential=" + fakeAWSID + "%2F20260101%2Fus-east-1%2Fs3&X-Amz-Signature=" + strings.Repeat("ab12", 16),
+			[]part{{KindAWSKeyID, fakeAWSID}, {KindPassword, strings.Repeat("ab12", 16)}}},
 		// names as pairs
 		{"secretAccessKey pair", `secretAccessKey: "s3cr3tValue"`, []part{{KindPassword, "s3cr3tValue"}}},
 		{"AWS_SECRET env line", "AWS_SECRET=s3cr3tValue", []part{{KindPassword, "s3cr3tValue"}}},
