@@ -198,6 +198,12 @@ fuzz_all() {
 	./sidecar/page/ FuzzSignedFile later
 	./sidecar/policy/glob/ FuzzMatch later
 	./sidecar/policy/redact/ FuzzJSON later
+	./sidecar/policy/redact/ FuzzMixed later
+	./sidecar/policy/redact/ FuzzFoldName later
+	./sidecar/policy/redact/ FuzzDecodeBase64 later
+	./sidecar/policy/redact/ FuzzPercentDecode later
+	./sidecar/policy/redact/ FuzzName later
+	./sidecar/policy/redact/ FuzzPrintable later
 	./sidecar/settings/ FuzzParseYAML later
 	./sidecar/approval/ FuzzQueueAnswer later
 	./sidecar/approval/ FuzzParseElicitResult later

@@ -13,6 +13,7 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/sidecar"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/policy/glob"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/policy/quota"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/policy/redact"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
 )
@@ -226,7 +227,10 @@ func (c *rpc) call(ctx context.Context, method, params string) ([]byte, error) {
 	}
 }
 
-// WriteText prints the tools as a table for people, warnings after.
+// WriteText prints the tools as a table for people, warnings after. What
+// a server or the settings name is printed with its control characters
+// escaped ([redact.Printable]): a server's name or error cannot move the
+// cursor, ring the bell or turn the text around.
 func (r *ToolsResult) WriteText(w io.Writer) error {
 	var b strings.Builder
 	for _, t := range r.Tools {
@@ -234,15 +238,16 @@ func (r *ToolsResult) WriteText(w io.Writer) error {
 		if t.Quota != nil {
 			q = quotaText(*t.Quota)
 		}
-		fmt.Fprintf(&b, "%-40s %-9s %-28s %-24s %s %s %s\n", t.Name, t.Decision, t.Rule, t.Action, t.Amount, q, hints(t.Annotations))
+		fmt.Fprintf(&b, "%-40s %-9s %-28s %-24s %s %s %s\n", redact.Printable(t.Name), t.Decision, redact.Printable(t.Rule),
+			redact.Printable(t.Action), redact.Printable(t.Amount), q, hints(t.Annotations))
 	}
 	for _, t := range r.Tools {
 		if t.Warning != "" {
-			fmt.Fprintf(&b, "warning: %s: %s\n", t.Name, t.Warning)
+			fmt.Fprintf(&b, "warning: %s: %s\n", redact.Printable(t.Name), t.Warning)
 		}
 	}
 	for _, f := range r.Failures {
-		fmt.Fprintf(&b, "error: tool server %s could not be listed: %s\n", f.Server, f.Error)
+		fmt.Fprintf(&b, "error: tool server %s could not be listed: %s\n", redact.Printable(f.Server), redact.Printable(f.Error))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -17,6 +17,7 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
 	"github.com/seed-6e06167c/mcp-executor/sidecar"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/boot"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/policy/redact"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 )
 
@@ -266,7 +267,9 @@ func percentiles(ms []int32) Percentiles {
 	return Percentiles{P50: at(50), P95: at(95), P99: at(99)}
 }
 
-// WriteText prints the report for people.
+// WriteText prints the report for people, tool names and the compare
+// summary with their control characters escaped ([redact.Printable]): a
+// client's tool name cannot act on the terminal.
 func (r *UsageResult) WriteText(w io.Writer) error {
 	var b strings.Builder
 	if r.SessionApprovals > 0 {
@@ -274,13 +277,13 @@ func (r *UsageResult) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "%-36s %6s %7s %-22s %-34s %6s %s\n", "tool", "calls", "allowed", "approved", "refused", "errors", "server p50/p95/p99 ms (held p50/p95/p99)")
 	for _, u := range r.Tools {
-		fmt.Fprintf(&b, "%-36s %6d %7d %-22s %-34s %6d %d/%d/%d (%d/%d/%d)\n", u.Tool, u.Calls, u.Allowed, counts(u.Approved), counts(u.Refused),
+		fmt.Fprintf(&b, "%-36s %6d %7d %-22s %-34s %6d %d/%d/%d (%d/%d/%d)\n", redact.Printable(u.Tool), u.Calls, u.Allowed, counts(u.Approved), counts(u.Refused),
 			u.Errors, u.Server.P50, u.Server.P95, u.Server.P99, u.Held.P50, u.Held.P95, u.Held.P99)
 	}
 	if r.DenialsFolded > 0 {
 		fmt.Fprintf(&b, "refusals past the hourly number of denials: %d\n", r.DenialsFolded)
 	}
-	fmt.Fprintf(&b, "\n%s\n", r.Compare)
+	fmt.Fprintf(&b, "\n%s\n", redact.PrintableLines(r.Compare))
 	_, err := io.WriteString(w, b.String())
 	return err
 }
