@@ -32,6 +32,9 @@ func (r *reader) facts(e *Entry) (problemFound, skipped bool, missing []string, 
 		uncompared = !e.Compared
 	case KindRefusal, KindAcknowledgement:
 		note(e.signatures)
+	case KindSeal:
+		note(e.signatures)
+		missing = append(missing, e.stampsMissing...)
 	case KindCancellation:
 		switch e.passkeyState {
 		case stateUnchecked:

@@ -149,6 +149,10 @@ func verifyReader(src io.Reader, opts Options, h streamHooks, pool *verifyPool) 
 	for _, l := range out.late {
 		breaches = append(breaches, LineFinding{Line: l.index + 1, Code: l.finding.Code, Message: l.finding.Message})
 	}
+	for _, l := range out.lateProblems {
+		problems = append(problems, LineFinding{Line: l.index + 1, Code: l.finding.Code, Message: l.finding.Message})
+	}
+	sort.SliceStable(problems, func(i, j int) bool { return problems[i].Line < problems[j].Line })
 	// The breaches settled at the end go after the entry's own, as
 	// CheckBook puts them.
 	sort.SliceStable(breaches, func(i, j int) bool { return breaches[i].Line < breaches[j].Line })
