@@ -16,6 +16,9 @@ import (
 // state their times.
 const clockAllowanceMS = clockAllowance * 1000
 
+// minTime stands for "no time" in milliseconds.
+const minTime = math.MinInt64
+
 // Problem codes of seals and time-stamps.
 const (
 	CodeSealMismatch      = "seal-mismatch"
@@ -27,8 +30,9 @@ const (
 // sealState is what the reader keeps of the seals so far (the reference's
 // "seals"), and of the entries a later seal's time-stamp may cover.
 type sealState struct {
-	last     string // fingerprint of the last seal, "" for none
-	lastWhen int64  // ms; math.MinInt64 for none
+	last      string // fingerprint of the last seal, "" for none
+	lastIndex int    // its entry
+	lastWhen  int64  // ms; math.MinInt64 for none
 	// lastStampTime is the latest time a counted time-stamp from a service
 	// gave a seal so far (ms); hasStamp says there is one.
 	lastStampTime int64
@@ -148,7 +152,7 @@ func (r *reader) sealCommit(e *Entry, fingerprint string, when int64, credited b
 	index, stampedAt := e.Index, e.StampedAt
 	return func() {
 		s := &r.seals
-		s.last, s.lastWhen = fingerprint, when
+		s.last, s.lastWhen, s.lastIndex = fingerprint, when, index
 		if !credited {
 			return
 		}
