@@ -85,7 +85,7 @@ func (c *Client) Ask(ctx context.Context, s Service, stamped []byte) (*Stamp, er
 		return nil, fmt.Errorf("asking %s for a time-stamp: %w", s.URL, err)
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
+	if resp.StatusCode/100 != 2 { // Sigstore's timestamp-server answers 201
 		return nil, fmt.Errorf("asking %s for a time-stamp: %w: HTTP %d", s.URL, ErrRefusedByService, resp.StatusCode)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
