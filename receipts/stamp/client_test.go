@@ -98,7 +98,7 @@ func TestClientFaults(t *testing.T) {
 			_, _ = w.Write(append(granted(tsa.Token(s, now, tsatest.Options{Nonce: n})), 0))
 		}, "bytes left over"},
 		"grants with no token": {func(_ []byte, w http.ResponseWriter) { _, _ = w.Write(seq(seq(tlv(der.Integer, []byte{0})))) }, "holds no time-stamp"},
-		"answers too much": {func(_ []byte, w http.ResponseWriter) { _, _ = w.Write(make([]byte, MaxResponseBytes+10)) }, "longer than"},
+		"answers too much":     {func(_ []byte, w http.ResponseWriter) { _, _ = w.Write(make([]byte, MaxResponseBytes+10)) }, "longer than"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			start := time.Now()
