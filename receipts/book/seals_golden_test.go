@@ -289,3 +289,41 @@ func TestSealedBooks(t *testing.T) {
 		}
 	})
 }
+
+// The report on a sealed book, for people and as JSON: service A trusted
+// and the recorder named; B's stamp not counted; the entries after the
+// last seal not time-stamped (the book with a stub after its last seal).
+func TestSealedReportGolden(t *testing.T) {
+	b := loadSealed(t)
+	for name, text := range map[string]string{
+		"sealed-book":      b.Sealed,
+		"sealed-book-tail": strings.Join(bookLines(b.Sealed)[:4], "\n") + "\n",
+	} {
+		o := b.opts(b.ServiceA)
+		o.SealKeys = []string{b.Sealer}
+		rep := Verify([]byte(text), o)
+		rep.Path = "book.jsonl"
+		var human bytes.Buffer
+		if err := rep.Render(&human); err != nil {
+			t.Fatal(err)
+		}
+		js, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := append(append(human.Bytes(), '\n'), js...)
+		golden := filepath.Join("testdata", name+".golden")
+		if *update {
+			if err := os.WriteFile(golden, got, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, err := os.ReadFile(golden)
+		if err != nil {
+			t.Fatalf("%v (run with -update to write it)", err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: the report differs from %s:\n%s", name, golden, got)
+		}
+	}
+}
