@@ -327,3 +327,35 @@ func TestSealedReportGolden(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSealedBook: a book with seals and stamps, changed anywhere, is read
+// without a panic, and the whole reading and the stream agree on what they
+// find (every problem, intact or not, how far the stamps reach).
+func FuzzSealedBook(f *testing.F) {
+	raw, err := os.ReadFile(sealedPath)
+	if err != nil {
+		f.Fatal(err)
+	}
+	var b sealedBooks
+	if err := json.Unmarshal(raw, &b); err != nil {
+		f.Fatal(err)
+	}
+	for _, text := range []string{b.Sealed, b.Dated, b.SealDated} {
+		f.Add([]byte(text))
+	}
+	opts := b.opts(b.ServiceA)
+	f.Fuzz(func(t *testing.T, text []byte) {
+		whole := CheckBook(text, opts)
+		rep := Verify(text, opts)
+		n := len(whole.Problems)
+		for _, e := range whole.Entries {
+			n += len(e.Problems)
+		}
+		if len(rep.Problems) != n || rep.Intact != whole.Summary.Intact {
+			t.Fatalf("the report finds %d problems (intact %v), the checker %d (%v)", len(rep.Problems), rep.Intact, n, whole.Summary.Intact)
+		}
+		if (rep.Sealed == nil) != (whole.Summary.Sealed == nil) || (rep.Sealed != nil && *rep.Sealed != *whole.Summary.Sealed) {
+			t.Fatalf("sealed: report %+v, checker %+v", rep.Sealed, whole.Summary.Sealed)
+		}
+	})
+}
