@@ -60,6 +60,7 @@ func newSealState() sealState {
 // reader's state comes back as the commit.
 func (r *reader) readSeal(e *Entry, obj map[string]any) func() {
 	e.Kind = KindSeal
+	e.Seal = &SealDetails{}
 	rec, err := r.parseRecord(obj["seal"], record.Seal)
 	if err != nil {
 		e.Problems = append(e.Problems, findingOf(err))
@@ -79,9 +80,9 @@ func (r *reader) readSeal(e *Entry, obj map[string]any) func() {
 		e.Problems = append(e.Problems, Finding{"signature-invalid", "a signature on the seal does not fit the keys the seal gives"})
 	}
 	e.Verified = verifiedBy(e.signatures)
-	e.Sealer = keys.Fingerprint()
+	e.Seal.Sealer = keys.Fingerprint()
 	if r.opts.SealKeys != nil {
-		if !slices.Contains(r.opts.SealKeys, e.Sealer) {
+		if !slices.Contains(r.opts.SealKeys, e.Seal.Sealer) {
 			e.Problems = append(e.Problems, Finding{CodeSealerNotExpected, "the seal was signed with keys other than the ones expected"})
 		}
 	} else {
@@ -141,15 +142,15 @@ func (r *reader) readSeal(e *Entry, obj map[string]any) func() {
 			return r.sealCommit(e, rec.Fingerprint, when, false, nil, int(whole(c, "size")))
 		}
 	}
-	e.StampedAt = formatMS(*stampedTime)
+	e.Seal.StampedAt = formatMS(*stampedTime)
 	return r.sealCommit(e, rec.Fingerprint, when, true, stampedTime, int(whole(c, "size")))
 }
 
 // sealCommit is what a seal line changes once it is taken: the chain of
 // seals, and, for a counted time-stamp, the entries it covers.
 func (r *reader) sealCommit(e *Entry, fingerprint string, when int64, credited bool, time *int64, size int) func() {
-	stamps := append([]StampState(nil), e.Stamps...)
-	index, stampedAt := e.Index, e.StampedAt
+	stamps := append([]StampState(nil), e.Seal.Stamps...)
+	index, stampedAt := e.Index, e.Seal.StampedAt
 	return func() {
 		s := &r.seals
 		s.last, s.lastWhen, s.lastIndex = fingerprint, when, index
@@ -229,30 +230,30 @@ func (r *reader) checkStamps(e *Entry, items []seal.Stamp, fingerprint string, w
 	for _, it := range items {
 		if it.Kind == seal.KindBlock {
 			// Block time-stamps (§21.4) are not checked here: never a pass.
-			e.Stamps = append(e.Stamps, StampState{Kind: seal.KindBlock, State: stateUnavailable})
-			e.stampsMissing = append(e.stampsMissing, "block time-stamp")
+			e.Seal.Stamps = append(e.Seal.Stamps, StampState{Kind: seal.KindBlock, State: stateUnavailable})
+			e.Seal.missing = append(e.Seal.missing, "block time-stamp")
 			e.Notes = append(e.Notes, "a block time-stamp beside this seal was not checked: this checker does not read block time-stamps")
 			continue
 		}
 		res, err := stamp.Check(it.Token, stamped, stamp.Options{Trusted: r.opts.StampServices, Without: without})
 		if err != nil {
-			e.Stamps = append(e.Stamps, StampState{Kind: seal.KindService, State: stateInvalid})
+			e.Seal.Stamps = append(e.Seal.Stamps, StampState{Kind: seal.KindService, State: stateInvalid})
 			e.Problems = append(e.Problems, findingOf(err))
 			continue
 		}
-		e.Stamps = append(e.Stamps, StampState{Kind: seal.KindService, State: res.State, When: res.When, Time: res.Time, Authority: res.Authority})
+		e.Seal.Stamps = append(e.Seal.Stamps, StampState{Kind: seal.KindService, State: res.State, When: res.When, Time: res.Time, Authority: res.Authority})
 		if res.State == stamp.StateUnavailable {
-			e.stampsMissing = append(e.stampsMissing, "time-stamp")
+			e.Seal.missing = append(e.Seal.missing, "time-stamp")
 		}
 	}
-	for _, s := range e.Stamps {
+	for _, s := range e.Seal.Stamps {
 		if s.State == stamp.StateUntrusted {
 			e.Notes = append(e.Notes, "a time-stamp on this record is from a service you did not name as trusted; its certificate's fingerprint is "+s.Authority)
 			r.seals.uncounted = append(r.seals.uncounted, UncountedStamp{Seal: e.Index, Service: s.Authority, When: s.When})
 		}
 	}
 	var t *int64
-	for _, s := range e.Stamps {
+	for _, s := range e.Seal.Stamps {
 		if s.State == stamp.StateValid && s.Kind == seal.KindService && (t == nil || s.Time < *t) {
 			v := s.Time
 			t = &v
@@ -269,7 +270,7 @@ func (r *reader) checkStamps(e *Entry, items []seal.Stamp, fingerprint string, w
 // gives the seal, or nil.
 func serviceTime(e *Entry) *int64 {
 	var t *int64
-	for _, s := range e.Stamps {
+	for _, s := range e.Seal.Stamps {
 		if s.State == stamp.StateValid && s.Kind == seal.KindService && (t == nil || s.Time < *t) {
 			v := s.Time
 			t = &v

@@ -42,19 +42,19 @@ func TestSampleRecordSeal(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			res := CheckBook([]byte(text), tc.opts)
 			e := res.Entries[9]
-			if e.Kind != KindSeal || e.Fingerprint != fingerprint || e.Sealer != sealer || len(e.Problems) != 0 || e.Verified != tc.verified {
-				t.Fatalf("entry 9: kind %s fingerprint %s sealer %s problems %v verified %s", e.Kind, e.Fingerprint, e.Sealer, e.Problems, e.Verified)
+			if e.Kind != KindSeal || e.Fingerprint != fingerprint || e.Seal.Sealer != sealer || len(e.Problems) != 0 || e.Verified != tc.verified {
+				t.Fatalf("entry 9: kind %s fingerprint %s sealer %s problems %v verified %s", e.Kind, e.Fingerprint, e.Seal.Sealer, e.Problems, e.Verified)
 			}
 			if len(e.signatures) != 3 || e.signatures[0].State != stateValid || e.signatures[1].State != stateValid || e.signatures[2].State != tc.slh {
 				t.Fatalf("signatures %v", e.signatures)
 			}
-			if len(e.Stamps) != 1 || e.Stamps[0].State != tc.state || e.Stamps[0].When != stampedAt || e.Stamps[0].Time != 1791195360000 || e.Stamps[0].Authority != authority {
-				t.Fatalf("stamps %+v", e.Stamps)
+			if len(e.Seal.Stamps) != 1 || e.Seal.Stamps[0].State != tc.state || e.Seal.Stamps[0].When != stampedAt || e.Seal.Stamps[0].Time != 1791195360000 || e.Seal.Stamps[0].Authority != authority {
+				t.Fatalf("stamps %+v", e.Seal.Stamps)
 			}
 			if tc.sealed {
 				s := res.Summary.Sealed
-				if s == nil || s.Entries != 9 || s.When != stampedAt || s.Seal != 9 || s.By != "service" || e.StampedAt != stampedAt {
-					t.Fatalf("sealed %+v, stampedAt %q", s, e.StampedAt)
+				if s == nil || s.Entries != 9 || s.When != stampedAt || s.Seal != 9 || s.By != "service" || e.Seal.StampedAt != stampedAt {
+					t.Fatalf("sealed %+v, stampedAt %q", s, e.Seal.StampedAt)
 				}
 				if len(res.Summary.Services) != 1 || res.Summary.Services[0] != (ServiceSeal{Service: authority, Entries: 9, When: stampedAt, Seal: 9}) {
 					t.Fatalf("services %+v", res.Summary.Services)

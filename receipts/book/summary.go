@@ -34,7 +34,9 @@ func (r *reader) facts(e *Entry) (problemFound, skipped bool, missing []string, 
 		note(e.signatures)
 	case KindSeal:
 		note(e.signatures)
-		missing = append(missing, e.stampsMissing...)
+		if e.Seal != nil {
+			missing = append(missing, e.Seal.missing...)
+		}
 	case KindCancellation:
 		switch e.passkeyState {
 		case stateUnchecked:

@@ -116,25 +116,27 @@ type Entry struct {
 	approvalState string // stubs: absent, invalid, valid, unavailable
 	approvalAlg   string
 
-	// Seals.
-	// Sealer is the fingerprint of a seal's key set.
-	Sealer string `json:"sealer,omitempty"`
-	// Stamps are a seal's time-stamps as checked, in their order.
-	Stamps []StampState `json:"stamps,omitempty"`
-	// StampedAt is the time a seal's counted time-stamps give it.
-	StampedAt string `json:"stampedAt,omitempty"`
-	// ExistedBy is the earliest time a counted time-stamp of a seal after
-	// the entry shows it existed by.
-	ExistedBy string `json:"existedBy,omitempty"`
-	// stampsMissing names time-stamps this checker did not check (block
-	// time-stamps): never a pass.
-	stampsMissing []string
+	// Seal is what a seal entry shows; nil for every other kind.
+	Seal *SealDetails `json:"seal,omitempty"`
 
 	// when is the latest time the entry states (its own, a
 	// countersignature's or an approval's), in milliseconds; hasWhen says
 	// it states one.
 	when    int64
 	hasWhen bool
+}
+
+// SealDetails is what the checker found for a seal beyond any entry's.
+type SealDetails struct {
+	// Sealer is the fingerprint of the seal's key set.
+	Sealer string `json:"sealer"`
+	// Stamps are its time-stamps as checked, in their order.
+	Stamps []StampState `json:"stamps,omitempty"`
+	// StampedAt is the time its counted time-stamps give it; "" for none.
+	StampedAt string `json:"stampedAt,omitempty"`
+	// missing names time-stamps this checker did not check (block
+	// time-stamps): never a pass.
+	missing []string
 }
 
 // StampState is one time-stamp beside a seal, as checked.
