@@ -2,7 +2,6 @@ package stamp
 
 import (
 	"bytes"
-	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/elliptic"
@@ -135,17 +134,6 @@ func digest(name string, b []byte) []byte {
 	}
 	h.Write(b)
 	return h.Sum(nil)
-}
-
-func cryptoHash(name string) crypto.Hash {
-	switch name {
-	case hashSHA256:
-		return crypto.SHA256
-	case hashSHA384:
-		return crypto.SHA384
-	default:
-		return crypto.SHA512
-	}
 }
 
 // refusal carries a refusal up through the reader (see reader.fail); Check
