@@ -89,27 +89,10 @@ func (r *reader) readSeal(e *Entry, obj map[string]any) func() {
 		e.Notes = append(e.Notes, "the keys that signed this seal were not compared with keys you already trust; the name on the seal is only a label")
 	}
 
-	// The seal against the entries before it, and against the seal before it.
 	s := &r.seals
 	when := timeOf(c, "when") * 1000
 	e.stated(timeOf(c, "when"))
-	root := r.tree.root()
-	if whole(c, "size") != int64(r.size) || str(c, "root") != canon.B64(root[:]) {
-		e.Problems = append(e.Problems, Finding{CodeSealMismatch, "the seal does not fit the entries before it: an entry was changed, added or removed after the seal was made"})
-	}
-	if str(c, "previous") != s.last {
-		e.Problems = append(e.Problems, Finding{CodeSealChainBroken, "the seal does not name the seal before it: a seal is missing, moved or changed"})
-	}
-	if when < s.lastWhen {
-		e.Problems = append(e.Problems, Finding{"time-went-backwards", "this seal is dated before the seal ahead of it"})
-	}
-	floor := int64(math.MinInt64)
-	if s.hasStamp {
-		floor = s.lastStampTime
-		if when < floor-clockAllowanceMS {
-			e.Problems = append(e.Problems, Finding{"time-went-backwards", "this seal is dated before the time that a time-stamp service gave a seal that comes before it; it covers that seal and its time-stamp, so it cannot have been made by then"})
-		}
-	}
+	floor := r.sealPlace(e, c, when)
 
 	// The time-stamps, read only for a seal whose own signatures did not fail.
 	var stampedTime *int64
@@ -144,6 +127,32 @@ func (r *reader) readSeal(e *Entry, obj map[string]any) func() {
 	}
 	e.Seal.StampedAt = formatMS(*stampedTime)
 	return r.sealCommit(e, rec.Fingerprint, when, true, stampedTime, int(whole(c, "size")))
+}
+
+// sealPlace holds a seal (content c, dated when, in ms) to the entries
+// before it and to the seals before it (§21.1, rules 2 to 4), and returns
+// the floor: the latest time a service gave a seal before it
+// (math.MinInt64 for none).
+func (r *reader) sealPlace(e *Entry, c map[string]any, when int64) int64 {
+	s := &r.seals
+	root := r.tree.root()
+	if whole(c, "size") != int64(r.size) || str(c, "root") != canon.B64(root[:]) {
+		e.Problems = append(e.Problems, Finding{CodeSealMismatch, "the seal does not fit the entries before it: an entry was changed, added or removed after the seal was made"})
+	}
+	if str(c, "previous") != s.last {
+		e.Problems = append(e.Problems, Finding{CodeSealChainBroken, "the seal does not name the seal before it: a seal is missing, moved or changed"})
+	}
+	if when < s.lastWhen {
+		e.Problems = append(e.Problems, Finding{"time-went-backwards", "this seal is dated before the seal ahead of it"})
+	}
+	floor := int64(math.MinInt64)
+	if s.hasStamp {
+		floor = s.lastStampTime
+		if when < floor-clockAllowanceMS {
+			e.Problems = append(e.Problems, Finding{"time-went-backwards", "this seal is dated before the time that a time-stamp service gave a seal that comes before it; it covers that seal and its time-stamp, so it cannot have been made by then"})
+		}
+	}
+	return floor
 }
 
 // sealCommit is what a seal line changes once it is taken: the chain of

@@ -646,6 +646,49 @@ func (t *token) check(stamped []byte, opts Options) Result {
 	if s.accuracySeconds > MaxAccuracySeconds {
 		r.fail(invalid(accuracyTooLoose))
 	}
+	named := t.attributesNamed()
+	// The one certificate the signed attributes name. A copy with the same
+	// key and other contents has another fingerprint, and is not it.
+	var cert *certificate
+	for i := range t.certificates {
+		if bytes.Equal(digest(named.hash, t.certificates[i].whole), named.value) {
+			cert = &t.certificates[i]
+			break
+		}
+	}
+	if cert == nil {
+		if len(t.certificates) > 0 {
+			r.fail(invalid(certificateNotCarried))
+		}
+		r.fail(invalid(noCertificate))
+	}
+	// The signature covers the attributes written as a set (RFC 5652
+	// section 5.4): the same bytes with the tag 0x31.
+	signed := slices.Clone(r.whole(t.attributes))
+	signed[0] = der.Set
+	state := r.verify(*cert, t.signatureOID, t.digestName, t.signature, signed, opts.Without)
+	if state == StateUnavailable {
+		return Result{State: StateUnavailable}
+	}
+	if state != StateValid {
+		r.fail(invalid(signatureDoesNotFit))
+	}
+	if s.time < cert.notBefore || s.time > cert.notAfter {
+		r.fail(invalid(certDatesDoNotHold))
+	}
+	authority := fingerprint(cert.whole)
+	res := Result{State: StateUntrusted, When: formatTime(s.time), Time: s.time, Authority: authority}
+	if slices.Contains(opts.Trusted, authority) {
+		res.State = StateValid
+	}
+	return res
+}
+
+// attributesNamed checks the signed attributes: they name the statement
+// (its kind and its fingerprint, RFC 5652 section 5.4) and the certificate
+// that signed (RFC 3161 section 2.4.2), which it returns.
+func (t *token) attributesNamed() *namedCertificate {
+	r := t.r
 	// The signed attributes must name the statement (its kind and its
 	// fingerprint, RFC 5652 section 5.4) and the certificate that signed
 	// (RFC 3161 section 2.4.2).
@@ -686,41 +729,7 @@ func (t *token) check(stamped []byte, opts Options) Result {
 	if named == nil {
 		r.fail(invalid("A time-stamp does not say which certificate signed it."))
 	}
-	// The one certificate the signed attributes name. A copy with the same
-	// key and other contents has another fingerprint, and is not it.
-	var cert *certificate
-	for i := range t.certificates {
-		if bytes.Equal(digest(named.hash, t.certificates[i].whole), named.value) {
-			cert = &t.certificates[i]
-			break
-		}
-	}
-	if cert == nil {
-		if len(t.certificates) > 0 {
-			r.fail(invalid(certificateNotCarried))
-		}
-		r.fail(invalid(noCertificate))
-	}
-	// The signature covers the attributes written as a set (RFC 5652
-	// section 5.4): the same bytes with the tag 0x31.
-	signed := slices.Clone(r.whole(t.attributes))
-	signed[0] = der.Set
-	state := r.verify(*cert, t.signatureOID, t.digestName, t.signature, signed, opts.Without)
-	if state == StateUnavailable {
-		return Result{State: StateUnavailable}
-	}
-	if state != StateValid {
-		r.fail(invalid(signatureDoesNotFit))
-	}
-	if s.time < cert.notBefore || s.time > cert.notAfter {
-		r.fail(invalid(certDatesDoNotHold))
-	}
-	authority := fingerprint(cert.whole)
-	res := Result{State: StateUntrusted, When: formatTime(s.time), Time: s.time, Authority: authority}
-	if slices.Contains(opts.Trusted, authority) {
-		res.State = StateValid
-	}
-	return res
+	return named
 }
 
 // fingerprint is SHA-256 in base64url, as the format names a certificate.
