@@ -267,7 +267,7 @@ func ParseLine(v map[string]any) (*Line, error) {
 	return l, nil
 }
 
-// Content fields of a seal read by ParseLine.
+// Size is the number of entries the seal says it covers.
 func (l *Line) Size() int64 {
 	n, _ := record.WholeNumber(l.Record.Content["size"])
 	return n
