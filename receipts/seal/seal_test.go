@@ -3,6 +3,7 @@ package seal
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -267,4 +268,54 @@ func BenchmarkSealSign(b *testing.B) {
 			}
 		}
 	})
+}
+
+func TestSealStampsVectors(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("../../testdata/provared-vectors", "seal-stamps.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Function string `json:"function"`
+		Cases    []struct {
+			Name     string `json:"name"`
+			Stamps   any    `json:"stamps"`
+			Expected struct {
+				Ok []struct {
+					Kind   string `json:"kind"`
+					Token  string `json:"token"`
+					Header string `json:"header"`
+					Proof  string `json:"proof"`
+				} `json:"ok"`
+				Refused *struct {
+					Code string `json:"code"`
+				} `json:"refused"`
+			} `json:"expected"`
+		} `json:"cases"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&f); err != nil || f.Function != "decodeStamps" || len(f.Cases) == 0 {
+		t.Fatalf("seal-stamps.json: %v %q", err, f.Function)
+	}
+	for _, c := range f.Cases {
+		got, err := DecodeStamps(numbers(c.Stamps))
+		if c.Expected.Refused != nil {
+			if problem.Code(err) != c.Expected.Refused.Code {
+				t.Errorf("%s: %v, want %s", c.Name, err, c.Expected.Refused.Code)
+			}
+			continue
+		}
+		if err != nil || len(got) != len(c.Expected.Ok) {
+			t.Errorf("%s: %d stamps, %v", c.Name, len(got), err)
+			continue
+		}
+		for i, w := range c.Expected.Ok {
+			g := got[i]
+			if g.Kind != w.Kind || hex.EncodeToString(g.Token) != w.Token || hex.EncodeToString(g.Header) != w.Header || hex.EncodeToString(g.Proof) != w.Proof {
+				t.Errorf("%s: stamp %d: %+v, want %+v", c.Name, i, g, w)
+			}
+		}
+	}
+	t.Logf("seal-stamps.json: %d cases", len(f.Cases))
 }
