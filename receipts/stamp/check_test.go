@@ -184,3 +184,5 @@ func FuzzCheck(f *testing.F) {
 		}
 	})
 }
+
+func TestStrictKeysVectors(t *testing.T) { runStampCases(t, "stamps-strict-keys.json") }
