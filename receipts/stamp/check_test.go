@@ -91,6 +91,7 @@ func runStampCases(t *testing.T, name string) {
 
 func TestStampsVectors(t *testing.T)       { runStampCases(t, "stamps.json") }
 func TestFlipsEd25519Vectors(t *testing.T) { runStampCases(t, "stamps-flips-ed25519.json") }
+func TestFlipsRSAVectors(t *testing.T)     { runStampCases(t, "stamps-flips-rsa.json") }
 
 // Every byte of every sound token in the vectors, changed by 1 and by 128
 // (as the flips files do): the token is refused, or it states exactly
@@ -98,7 +99,7 @@ func TestFlipsEd25519Vectors(t *testing.T) { runStampCases(t, "stamps-flips-ed25
 // fingerprint or another service.
 func TestEveryFlipRefusedOrSame(t *testing.T) {
 	var cases []stampCase
-	for _, name := range []string{"stamps.json", "stamps-flips-ed25519.json"} {
+	for _, name := range []string{"stamps.json", "stamps-flips-ed25519.json", "stamps-flips-rsa.json", "stamps-strict-keys.json"} {
 		for _, c := range loadStamps(t, name) {
 			if c.Expected.Ok != nil && c.Change == nil {
 				cases = append(cases, c)
