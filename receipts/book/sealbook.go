@@ -72,6 +72,9 @@ var ErrSealAbandoned = errors.New("the seal was not made")
 // services at the same time and writing the seal with the stamps that
 // came by then. A build that returns a nil line, or an error, appends
 // nothing: the error is returned wrapped (ErrSealAbandoned for a nil line).
+// build must not append to this book itself (that append would wait for
+// the seal, which waits for build); Point and the ledger's checks may be
+// asked.
 func (b *Book) Seal(ctx context.Context, build func(ctx context.Context, at SealPoint) ([]byte, error)) error {
 	var wait *groupcommit.Ticket[[]byte]
 	err := func() error {
