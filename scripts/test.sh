@@ -218,6 +218,12 @@ fuzz_all() {
 	./receipts/book/ FuzzVerifyOnEveryCore later
 	./receipts/book/ FuzzBlankHybridSignatures later
 	./receipts/book/ FuzzVerifyEntries later
+	./receipts/der/ FuzzValidate later
+	./receipts/stamp/ FuzzCheck later
+	./receipts/stamp/ FuzzReadResponse later
+	./receipts/seal/ FuzzParseLine later
+	./receipts/tree/ FuzzParseState later
+	./receipts/book/ FuzzSealedBook later
 	EOF
 }
 

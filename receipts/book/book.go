@@ -37,6 +37,11 @@ type Book struct {
 
 	trust string // trustOf the options it was opened with
 	cpUse string // what OpenBook made of the checkpoint (CheckpointUse)
+
+	// sealGate is held shared by every append while it reads and queues its
+	// lines, and whole by Seal while a seal is built: no line enters the
+	// book between the seal's point and the seal's own line.
+	sealGate sync.RWMutex
 }
 
 // Line is one entry of a book: exactly one of Slip, Stub, Refusal,
@@ -303,6 +308,8 @@ func (b *Book) appendLines(lines [][]byte, res *Reservation, signed map[string]a
 	}
 	var waits []*groupcommit.Ticket[[]byte]
 	err := func() error {
+		b.sealGate.RLock()
+		defer b.sealGate.RUnlock()
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		if err := l.brokenErr(); err != nil {

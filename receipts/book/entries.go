@@ -49,7 +49,19 @@ func (r *reader) openRecord(e *Entry, v any, kind record.Kind, validate func(map
 	}
 	e.Slip = str(rec.Content, "slip")
 	r.noteID(e, str(rec.Content, "id"))
+	e.stated(timeOf(rec.Content, "when"))
 	return rec, true
+}
+
+// stated notes a time the entry states (seconds; math.MinInt64 for none):
+// the entry's time is the latest of them.
+func (e *Entry) stated(sec int64) {
+	if sec == math.MinInt64 {
+		return
+	}
+	if ms := sec * 1000; !e.hasWhen || ms > e.when {
+		e.when, e.hasWhen = ms, true
+	}
 }
 
 // slipOf finds the slip e relies on; nil, with the problem noted, when it is
@@ -197,6 +209,7 @@ func (r *reader) checkStubApproval(e *Entry, v any, c map[string]any, st *slipSt
 		return err
 	}
 	e.approvalState, e.approvalAlg = a.state, a.alg
+	e.stated(a.when)
 	if a.when > q.when+clockAllowance {
 		return problemf("approval-dated-after-stub", "the approval is dated later than the stub that carries it")
 	}
@@ -233,6 +246,7 @@ func (r *reader) checkCountersignature(e *Entry, v any, stubFingerprint string, 
 	if svc == nil || svc.keys == nil {
 		return problemf("countersignature-not-possible", "the slip names no keys for a service that could have countersigned this stub")
 	}
+	e.stated(timeOf(rec.Content, "when"))
 	e.counterSigs = r.keySetSignatures(rec, *svc.keys)
 	e.counterState = overall(e.counterSigs)
 	if e.counterState == stateInvalid {

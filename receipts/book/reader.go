@@ -46,6 +46,10 @@ type reader struct {
 	approvals     idSet
 	cancellations map[string]cancellationRef
 	tree          tree
+	seals         sealState
+	// late are problems found for earlier entries, once a later line was
+	// read (a seal's time-stamp showing an entry dated after it existed).
+	late []lateFinding
 
 	// The ids a line being read adds, kept apart until the line is taken.
 	pendingIDs       []string
@@ -97,6 +101,7 @@ func newReader(opts Options, keep bool) *reader {
 		approvals:     newIDSet(),
 		cancellations: map[string]cancellationRef{},
 		running:       running{missing: map[string]bool{}},
+		seals:         newSealState(),
 		verify:        verifyWithKey,
 	}
 }
@@ -186,6 +191,8 @@ func (r *reader) readValue(line []byte, obj map[string]any, names string, err er
 		commit = r.readCancellation(&e, obj["cancellation"])
 	case names == "acknowledgement":
 		r.readAcknowledgement(&e, obj["acknowledgement"])
+	case names == "seal" || names == "seal,stamps":
+		commit = r.readSeal(&e, obj)
 	case unsupportedKinds[names] != "":
 		e.Kind = unsupportedKinds[names]
 		what := "a " + e.Kind + " entry"
@@ -218,6 +225,7 @@ func (r *reader) readValue(line []byte, obj map[string]any, names string, err er
 		r.tree.add(line)
 	}
 	r.size++
+	r.noteTimes(&e)
 	r.note(&e)
 	if r.keep {
 		r.entries = append(r.entries, e)

@@ -87,6 +87,9 @@ type lateFinding struct {
 type streamed struct {
 	res  Result
 	late []lateFinding
+	// lateProblems are problems found for an entry once a later line was
+	// read (a seal's time-stamp covering an entry dated after it).
+	lateProblems []lateFinding
 }
 
 // summaryAcc is the reference's summarise, worked out entry by entry.
@@ -251,6 +254,11 @@ func checkStreamLines(src io.Reader, opts Options, h streamHooks, pool *verifyPo
 	case opts.ExpectedSize != nil && *opts.ExpectedSize != out.res.Size:
 		out.res.Problems = append(out.res.Problems, Finding{"root-mismatch", "the number of entries is not the one expected"})
 	}
+	out.lateProblems = r.late
+	if len(r.late) > 0 {
+		acc.problemFound = true
+	}
 	out.res.Summary = acc.summary(out.res.Problems)
+	r.sealSummary(&out.res.Summary)
 	return out, nil
 }

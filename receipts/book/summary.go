@@ -32,6 +32,11 @@ func (r *reader) facts(e *Entry) (problemFound, skipped bool, missing []string, 
 		uncompared = !e.Compared
 	case KindRefusal, KindAcknowledgement:
 		note(e.signatures)
+	case KindSeal:
+		note(e.signatures)
+		if e.Seal != nil {
+			missing = append(missing, e.Seal.missing...)
+		}
 	case KindCancellation:
 		switch e.passkeyState {
 		case stateUnchecked:
