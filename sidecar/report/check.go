@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/seed-6e06167c/mcp-executor/copylog"
@@ -132,7 +133,7 @@ func CheckSetup(ctx context.Context, o CheckOptions) *SetupReport {
 	c.checkSlip()
 	c.contentRules()
 	c.checkBook()
-	c.server()
+	c.servers()
 	return rep
 }
 
@@ -163,6 +164,14 @@ func (c *setupCheck) vault() {
 // source reports one source of a secret. It returns whether its value is
 // there and read.
 func (c *setupCheck) source(what, place string, st keys.SourceStatus, missingFix string) bool {
+	it := sourceItem(what, place, st, missingFix)
+	c.rep.Items = append(c.rep.Items, it)
+	return it.Level == LevelOK
+}
+
+// sourceItem is what check says of one source of a secret: ok when its
+// value is there and read, a problem otherwise.
+func sourceItem(what, place string, st keys.SourceStatus, missingFix string) SetupItem {
 	where := place
 	if where == "" {
 		where = st.Source
@@ -185,8 +194,7 @@ func (c *setupCheck) source(what, place string, st keys.SourceStatus, missingFix
 		if st.Note != "" {
 			msg += "; " + st.Note
 		}
-		c.rep.add(LevelOK, what, where, msg, "")
-		return true
+		return SetupItem{Level: LevelOK, What: what, Where: where, Message: msg}
 	}
 	fix := "check that the store can be reached from here and that the executor's credentials may read it"
 	msg := describe + ": " + how
@@ -200,11 +208,13 @@ func (c *setupCheck) source(what, place string, st keys.SourceStatus, missingFix
 	case errors.Is(st.Err, fs.ErrPermission):
 		fix = "let the executor's user read it"
 		msg += st.Err.Error()
+	case st.Err != nil && !remote:
+		fix = "put it right as said"
+		msg += st.Err.Error()
 	case st.Err != nil:
 		msg += st.Err.Error()
 	}
-	c.rep.add(LevelProblem, what, where, msg, fix)
-	return false
+	return SetupItem{Level: LevelProblem, What: what, Where: where, Message: msg, Fix: fix}
 }
 
 // keySet checks one key set and returns its public fingerprint ("" when it
@@ -310,8 +320,8 @@ func (c *setupCheck) checkSlip() {
 	set := c.set
 	where := "agent.slip " + set.Agent.Slip
 	if len(set.Agent.IssuerKeys) == 0 {
-		c.rep.add(LevelProblem, "trusted passkeys", "agent.issuerKeys", "names no passkey; the executor acts only under a slip signed by a passkey it trusts",
-			"put the thumbprint of the person's passkey into agent.issuerKeys")
+		c.rep.add(LevelProblem, "trusted passkeys", "agent.issuerKeys", "not given, so the executor trusts no passkey and will not start: it acts only under a slip signed by a passkey named there",
+			strings.Replace(settings.NoPasskeyFix, "FILE", set.File, 1))
 	}
 	v, err := boot.ReadSlipFile(set.Agent.Slip)
 	if err != nil {
@@ -401,13 +411,16 @@ func (c *setupCheck) slipTerms(sl *slip.Slip, where string) {
 	case c.now.Before(sl.ValidFrom):
 		c.rep.add(LevelWarning, "slip", where, "it is valid only from "+canon.FormatTime(sl.ValidFrom)+": calls before then are refused", "")
 	}
+	// A tool whose action the slip does not allow is refused (not-in-slip)
+	// by the person's choice, which may well be meant (a tool one may
+	// not use): a note, not a warning. A rule that refuses asks the slip
+	// nothing.
 	for _, name := range set.ToolOrder {
-		if a := set.Tools[name].Action; !sl.Allows(a) {
-			c.rep.add(LevelWarning, "tools", fmt.Sprintf("tools[%q].action", name), fmt.Sprintf("the slip does not allow the action %q: every call to this tool would be refused", a),
-				"correct the action, or have the person allow it")
+		if t := set.Tools[name]; !t.Refuse && !sl.Allows(t.Action) {
+			c.rep.add(LevelNote, "tools", settings.Place("tools", name)+".action", fmt.Sprintf("the slip does not allow the action %q: calls to this tool are refused (not-in-slip)", t.Action),
+				"if they should not be, correct the action or have the person allow it")
 		}
 	}
-
 }
 
 func (c *setupCheck) contentRules() {
@@ -531,28 +544,81 @@ func lineName(n int) string {
 	return fmt.Sprintf("line %d", n)
 }
 
-func (c *setupCheck) server() {
+// servers checks every tool server as a start would find it: a stdio
+// server's program, its folder and its credentials, an HTTP server's
+// headers, read from their sources as the start reads them.
+func (c *setupCheck) servers() {
 	set := c.set
-	program, warning, err := toolserver.Lookup(set.Server.Command, set.Server.Path, set.Server.Cwd)
-	switch {
-	case err != nil:
-		c.rep.add(LevelProblem, "tool server", "server.command", err.Error(), "name the program by its path, or give the folders to look in with server.path")
-	default:
-		c.rep.add(LevelOK, "tool server", "server.command", "found: "+program, "")
-		if warning != "" {
-			c.rep.add(LevelWarning, "tool server", "server.command", warning, "name the program by its path, or set server.path")
-		}
+	if set.Servers == nil {
+		c.stdioServer("tool server", "server", &set.Server)
+		return
 	}
-	for _, ev := range set.Server.Env {
-		what := "credential " + ev.Name
-		place := "server.env." + ev.Name
-		if ev.IsValue {
-			c.rep.add(LevelOK, what, place, "written in the settings themselves", "")
+	for _, name := range set.ServerOrder {
+		u := set.Servers[name]
+		place := settings.Place("servers", name)
+		if u.HTTP != nil {
+			c.httpServer("tool server "+name, place, u.HTTP)
 			continue
 		}
-		st := keys.CheckSource(c.ctx, ev.Source, set.Dir, c.kopts)
-		c.source(what, place, st, "put the credential where the settings say, or correct the source")
+		c.stdioServer("tool server "+name, place, u.Stdio)
 	}
+}
+
+// stdioServer checks a server started as a child: its program is found,
+// its working folder is there, its credentials read.
+func (c *setupCheck) stdioServer(what, place string, sv *settings.Server) {
+	program, warning, err := toolserver.Lookup(sv.Command, sv.Path, sv.Cwd)
+	switch {
+	case err != nil:
+		c.rep.add(LevelProblem, what, place+".command", err.Error(), "name the program by its path, or give the folders to look in with "+place+".path")
+	case warning != "":
+		// The settings warned already: the PATH it was found through is the executor's.
+		c.rep.add(LevelOK, what, place+".command", "found through the executor's PATH: "+program, "")
+	default:
+		c.rep.add(LevelOK, what, place+".command", "found: "+program, "")
+	}
+	if d, err := os.Stat(sv.Cwd); err != nil || !d.IsDir() {
+		c.rep.add(LevelProblem, what, place+".cwd", "the server's working folder "+sv.Cwd+" is not there", "make the folder, or correct "+place+".cwd")
+	}
+	for _, ev := range sv.Env {
+		c.secret("credential "+ev.Name, settings.Place(place+".env", ev.Name), ev, false)
+	}
+}
+
+// httpServer checks a server reached by streamable HTTP: its headers are
+// read. The server itself is not contacted (an initialize would open a
+// session there); `mcp-executor tools` lists its tools.
+func (c *setupCheck) httpServer(what, place string, h *settings.HTTPServer) {
+	c.rep.add(LevelOK, what, place+".url", h.URL+": reached by streamable HTTP at the first message; check does not contact it (`mcp-executor tools` does)", "")
+	for _, ev := range h.Headers {
+		c.secret("header "+ev.Name, settings.Place(place+".headers", ev.Name), ev, true)
+	}
+}
+
+// secret checks one credential or header: its source is reached and its
+// value read as the start reads it (boot.ReadSecret), and a header's value
+// is one an HTTP request can carry.
+func (c *setupCheck) secret(what, place string, ev settings.EnvVar, header bool) {
+	value := ev.Value
+	it := SetupItem{Level: LevelOK, What: what, Where: place, Message: "written in the settings themselves"}
+	if !ev.IsValue {
+		st := keys.CheckSource(c.ctx, ev.Source, c.set.Dir, c.kopts)
+		if it = sourceItem(what, place, st, "put the value where the settings say, or correct the source"); it.Level != LevelOK {
+			c.rep.Items = append(c.rep.Items, it)
+			return
+		}
+		v, err := boot.ReadSecret(c.ctx, ev.Name, ev.Source, c.set.Dir, c.kopts)
+		if err != nil {
+			c.rep.add(LevelProblem, what, place, err.Error(), "correct the value at its source")
+			return
+		}
+		value = v
+	}
+	if why := boot.BadHeaderValue(value); header && why != "" {
+		c.rep.add(LevelProblem, what, place, "the value "+why+": every request to the server would fail", "correct the value at its source")
+		return
+	}
+	c.rep.Items = append(c.rep.Items, it)
 }
 
 func countOf(n int, word string) string {
