@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/seed-6e06167c/mcp-executor/keys"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/boot"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/toolserver"
@@ -128,7 +127,7 @@ func resolveVars(ctx context.Context, set *settings.Settings, vars []settings.En
 	if err != nil {
 		return nil, err
 	}
-	vals, err := keys.ResolveEnv(ctx, sources, set.Dir, kopts)
+	vals, err := boot.ReadSecrets(ctx, sources, set.Dir, kopts)
 	err = errors.Join(err, closeKeys())
 	if err != nil {
 		return nil, err
