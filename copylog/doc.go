@@ -32,7 +32,11 @@
 //	              slip (fingerprint), requestId, details [{name, sha256}, …]
 //	              (the documents known before sending: provared.arguments,
 //	              provared.tool-name, executor.call, provared.request-id,
-//	              provared.trace-id, executor.rules); when is the sending time
+//	              provared.trace-id, executor.rules); when is the stub's time
+//	              (to the second, as the stub states it; a late stub is dated
+//	              by it), sentMs (whole number, optional) the time of sending
+//	              in milliseconds since 1970, which report measures the
+//	              server's time from (copies written before it have none)
 //	receipt       call, stub (the stub's fingerprint), outcome {name, sha256}
 //	              where name is provared.tool-result or provared.error
 //	not-written   call, outcome {name, sha256}, reason (why the book could not

@@ -42,6 +42,11 @@ type Line struct {
 	Name string
 	Kind Kind
 	When time.Time // to the millisecond
+	// SentAt, on a sent line, is when the call was sent, to the
+	// millisecond: When is the stub's time, to the second, which recovery
+	// dates a late stub by. Zero on the sent lines of copies written before
+	// it was kept, which then give the server's time to the second only.
+	SentAt time.Time
 
 	Call      string
 	Tool      string
@@ -83,7 +88,7 @@ type member struct {
 // kind, when, whenMs and tag.
 var kindMembers = map[Kind][]member{
 	KindStart:         {},
-	KindSent:          {{"call", false}, {"tool", false}, {"action", false}, {"amount", true}, {"slip", false}, {"requestId", false}, {"details", false}},
+	KindSent:          {{"call", false}, {"tool", false}, {"action", false}, {"amount", true}, {"slip", false}, {"requestId", false}, {"details", false}, {"sentMs", true}},
 	KindReceipt:       {{"call", false}, {"stub", false}, {"outcome", false}},
 	KindNotWritten:    {{"call", false}, {"outcome", false}, {"reason", false}},
 	KindLateReceipt:   {{"call", false}, {"stub", false}},
@@ -153,6 +158,10 @@ func (ln *Line) body() (map[string]any, error) {
 			}
 		case "count":
 			b["count"] = ln.Count
+		case "sentMs":
+			if !ln.SentAt.IsZero() {
+				b["sentMs"] = ln.SentAt.UnixMilli()
+			}
 		case "salt":
 			b["salt"] = ln.Salt
 		default:
@@ -223,6 +232,10 @@ func checkFields(ln *Line) error {
 		case "count":
 			if ln.Count < 1 || ln.Count > canon.MaxSafeInt {
 				err = errors.New("count must be a whole number from 1 to 2^53-1")
+			}
+		case "sentMs":
+			if !ln.SentAt.IsZero() && (ln.SentAt.Before(time.UnixMilli(0)) || ln.SentAt.UnixMilli() > canon.MaxSafeInt) {
+				err = errors.New("sentMs must be a whole number of milliseconds from 0 to 2^53-1")
 			}
 		case "salt":
 			err = checkSalt(ln.Salt)
@@ -377,6 +390,10 @@ func decodeKindMembers(obj map[string]any, members []member, ln *Line) error {
 			ln.Unwritten, err = str(obj, m.name)
 		case "count":
 			ln.Count, err = num(obj, m.name)
+		case "sentMs":
+			var ms int64
+			ms, err = num(obj, m.name)
+			ln.SentAt = time.UnixMilli(ms).UTC()
 		case "salt":
 			ln.Salt, err = str(obj, m.name)
 		case "amount":

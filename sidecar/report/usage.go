@@ -50,9 +50,9 @@ type ToolUsage struct {
 	Approved map[string]int `json:"approved"`
 	Refused  map[string]int `json:"refused"`
 	Errors   int            `json:"errors"` // sent calls whose outcome is provared.error
-	// Server is the time from the copy's sent line to its receipt line:
-	// the server's time (and the stub's writing), never the time a call
-	// was held for a person.
+	// Server is the time from the call's sending (the copy's sent line,
+	// its sentMs) to its receipt line: the server's time (and the stub's
+	// writing), never the time a call was held for a person.
 	Server Percentiles `json:"serverTime"`
 	// Held is the time calls waited for a person's approval.
 	Held Percentiles `json:"heldTime"`
@@ -69,6 +69,10 @@ type UsageResult struct {
 	// DenialsFolded are refusals past the hourly number of denials (no
 	// tool is named for them).
 	DenialsFolded int64 `json:"denialsFolded"`
+	// TimedToTheSecond counts the calls whose times were measured from
+	// the stub's time, to the second: their sent lines, written before the
+	// copy kept the time of sending (sentMs), have only that one.
+	TimedToTheSecond int `json:"timedToTheSecond"`
 	// Compare is the compare summary of copy and book.
 	Compare   string `json:"compare"`
 	CompareOK bool   `json:"compareOK"`
@@ -168,7 +172,13 @@ func (a *usageAcc) add(ln copylog.Line) {
 		u := a.tool(ln.Tool)
 		u.Calls++
 		u.Allowed++
-		a.sent[ln.Call] = sentCall{ln.Tool, ln.When}
+		sentAt := ln.SentAt
+		if sentAt.IsZero() {
+			// An older copy: only the stub's time, rounded down to the second.
+			sentAt = ln.When
+			a.res.TimedToTheSecond++
+		}
+		a.sent[ln.Call] = sentCall{ln.Tool, sentAt}
 		if req, ok := a.useOf[ln.Call]; ok {
 			delete(a.useOf, ln.Call)
 			ch := a.answers[req]
@@ -177,7 +187,7 @@ func (a *usageAcc) add(ln copylog.Line) {
 				a.res.SessionApprovals++
 			}
 			if at, ok := a.requested[req]; ok {
-				u.heldMs = append(u.heldMs, ms(ln.When.Sub(at)))
+				u.heldMs = append(u.heldMs, ms(sentAt.Sub(at)))
 			}
 		}
 	case copylog.KindReceipt, copylog.KindNotWritten:
@@ -279,6 +289,9 @@ func (r *UsageResult) WriteText(w io.Writer) error {
 	}
 	if r.DenialsFolded > 0 {
 		fmt.Fprintf(&b, "refusals past the hourly number of denials: %d\n", r.DenialsFolded)
+	}
+	if r.TimedToTheSecond > 0 {
+		fmt.Fprintf(&b, "NOTE: the times of %d call(s) are to the second only, and up to a second too long: their sent lines come from a copy written before it kept the time of sending\n", r.TimedToTheSecond)
 	}
 	fmt.Fprintf(&b, "\n%s\n", r.Compare)
 	_, err := io.WriteString(w, b.String())
