@@ -38,7 +38,9 @@
 //	              in milliseconds since 1970, which report measures the
 //	              server's time from (copies written before it have none)
 //	receipt       call, stub (the stub's fingerprint), outcome {name, sha256}
-//	              where name is provared.tool-result or provared.error
+//	              where name is provared.tool-result or provared.error,
+//	              serverMs (whole number, optional) the call's time with the
+//	              server in milliseconds, as the executor measured it
 //	not-written   call, outcome {name, sha256}, reason (why the book could not
 //	              be written); the next start writes the receipt from it
 //	late-receipt  call, stub: a receipt written at a restart

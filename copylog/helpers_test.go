@@ -31,6 +31,8 @@ func sentAtLine(call string, when, sentAt time.Time) Line {
 	return ln
 }
 
+func durationOf(d time.Duration) *time.Duration { return &d }
+
 func sentLine(call string) Line {
 	return Line{
 		Kind: KindSent, When: at, Call: call, Tool: "order_supplies", Action: "supplies.order",

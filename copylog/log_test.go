@@ -31,11 +31,13 @@ func allKinds() []Line {
 		lateReceiptLine("call-2", fp("stub-2")),
 		{Kind: KindDenialsFolded, When: at.Add(2 * time.Minute), Count: 41},
 		// A sent line that holds the time of sending to the millisecond
-		// (sentMs) beside the stub's second; the lines above, without it,
-		// are a copy written before it was kept and still read.
+		// (sentMs) beside the stub's second, and a receipt line that holds
+		// the call's time with the server (serverMs); the lines above,
+		// without them, are a copy written before they were kept, and
+		// still read.
 		sentAtLine("call-5", at.Add(3*time.Minute), at.Add(3*time.Minute+417*time.Millisecond)),
-		{Kind: KindReceipt, When: at.Add(3*time.Minute + 424*time.Millisecond), Call: "call-5", Stub: fp("stub-5"),
-			Outcome: &record.Detail{Name: receipt.LabelToolResult, SHA256: fp("result-5")}},
+		{Kind: KindReceipt, When: at.Add(3*time.Minute + 426*time.Millisecond), Call: "call-5", Stub: fp("stub-5"),
+			Outcome: &record.Detail{Name: receipt.LabelToolResult, SHA256: fp("result-5")}, Server: durationOf(5 * time.Millisecond)},
 	}
 }
 

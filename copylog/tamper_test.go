@@ -6,6 +6,9 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
+	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 )
 
 // base is a small copy every tamper case starts from.
@@ -193,6 +196,16 @@ func TestVerifyFindsTampering(t *testing.T) {
 			},
 			sentinel: ErrTampered,
 			want:     `copy line 2: the line checks but is not a copy line: member sentMs must be a whole number`,
+		},
+		{
+			name: "a receipt line that checks with a time with the server past its bound",
+			data: func(l [][]byte) []byte {
+				body := sentBody(t, Line{Kind: KindReceipt, When: at, Call: "c", Stub: fp("s"), Outcome: &record.Detail{Name: receipt.LabelToolResult, SHA256: fp("r")}})
+				body["serverMs"] = int64(MaxServerMs + 1)
+				return join(l[0], taggedBody(t, body, 2))
+			},
+			sentinel: ErrTampered,
+			want:     `copy line 2: the line checks but is not a copy line: serverMs must be a whole number of milliseconds from 0 to 2592000000`,
 		},
 		{
 			name:     "no key for a copy that holds lines",

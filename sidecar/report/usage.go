@@ -50,9 +50,11 @@ type ToolUsage struct {
 	Approved map[string]int `json:"approved"`
 	Refused  map[string]int `json:"refused"`
 	Errors   int            `json:"errors"` // sent calls whose outcome is provared.error
-	// Server is the time from the call's sending (the copy's sent line,
-	// its sentMs) to its receipt line: the server's time (and the stub's
-	// writing), never the time a call was held for a person.
+	// Server is the call's time with the server, as the executor measured
+	// it (the receipt line's serverMs); for a receipt line without it (an
+	// older copy, a not-written line), the time from the call's sending
+	// (the sent line's sentMs, or its when) to the receipt line, which holds
+	// the stub's writing too. Never the time a call was held for a person.
 	Server Percentiles `json:"serverTime"`
 	// Held is the time calls waited for a person's approval.
 	Held Percentiles `json:"heldTime"`
@@ -197,7 +199,13 @@ func (a *usageAcc) add(ln copylog.Line) {
 		}
 		delete(a.sent, ln.Call)
 		u := a.tool(c.tool)
-		u.serverMs = append(u.serverMs, ms(ln.When.Sub(c.when)))
+		if ln.Server != nil {
+			// The executor's own measure: from writing the call to the
+			// server to its answer, without the copy's and the book's writes.
+			u.serverMs = append(u.serverMs, ms(*ln.Server))
+		} else {
+			u.serverMs = append(u.serverMs, ms(ln.When.Sub(c.when)))
+		}
 		if ln.Outcome != nil && ln.Outcome.Name == receipt.LabelError {
 			u.Errors++
 		}

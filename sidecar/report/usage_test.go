@@ -103,10 +103,20 @@ func TestUsageTimesFromTheTimeOfSending(t *testing.T) {
 		{ApprovalFields: copylog.ApprovalFields{Request: "q"}, Kind: copylog.KindApprovalUse, Call: "d", When: ms(4695)},
 		sent("d", 4700), {Kind: copylog.KindReceipt, Call: "d", Outcome: ok, When: ms(4705)},
 	}
+	// The executor's own measure of the time with the server, on the
+	// receipt line, is taken over the lines' times, which hold the copy's
+	// and the book's writes too.
+	three := 3 * time.Millisecond
+	lines = append(lines, sent("e", 5000), copylog.Line{Kind: copylog.KindReceipt, Call: "e", Outcome: ok, When: ms(5009), Server: &three})
 	res := UsageFromCopy(slices.Values(lines))
 	if len(res.Tools) != 1 {
 		t.Fatalf("tools %+v", res.Tools)
 	}
+	lines = lines[:len(lines)-2]
+	if got := res.Tools[0].serverMs; !slices.Contains(got, 3) || slices.Contains(got, 9) {
+		t.Errorf("server times %v: want the receipt's 3 ms, not the lines' 9", got)
+	}
+	res = UsageFromCopy(slices.Values(lines))
 	if u := res.Tools[0]; u.Server != (Percentiles{7, 500, 500}) || u.Held != (Percentiles{1700, 1700, 1700}) || res.TimedToTheSecond != 0 {
 		t.Errorf("server %+v, held %+v, timed to the second %d", u.Server, u.Held, res.TimedToTheSecond)
 	}
