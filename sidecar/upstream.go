@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/seed-6e06167c/mcp-executor/sidecar/boot"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
@@ -89,7 +90,7 @@ func StartUpstream(ctx context.Context, set *settings.Settings, name string, std
 	}
 	env, err := resolveVars(ctx, set, srv.Env, log)
 	if err != nil {
-		return nil, fmt.Errorf("tool server %s: the credentials: %w", name, err)
+		return nil, fmt.Errorf("%s: the credentials: %w", strings.TrimSpace("tool server "+name), err)
 	}
 	p, err := toolserver.Start(context.WithoutCancel(ctx), toolserver.Spec{
 		Command: srv.Command, Args: srv.Args, Dir: srv.Cwd, Path: srv.Path,
