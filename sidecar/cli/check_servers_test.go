@@ -169,3 +169,40 @@ func TestCheckWithoutTrustedPasskey(t *testing.T) {
 		t.Errorf("a warning beside the problem:\n%s", text)
 	}
 }
+
+// TestCheckWhenVaultLoginFails: with the Vault login failing, check says
+// so once, and says of each Vault source that it was not read, not that
+// its value is missing (which would send the user to make it).
+func TestCheckWhenVaultLoginFails(t *testing.T) {
+	e := folder(t, nil)
+	bookWithSlip(t, e)
+	raw, err := os.ReadFile(e.SettingsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var set map[string]any
+	if err := json.Unmarshal(raw, &set); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(e.Dir, "vault-token"), []byte("s.not-a-token"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	set["vault"] = map[string]any{"address": "http://127.0.0.1:1", "auth": map[string]any{"token": map[string]any{"file": "vault-token"}}}
+	set["server"].(map[string]any)["env"].(map[string]any)["DB_PASSWORD"] = "vault:secret/files/db#password"
+	out, _ := json.Marshal(set)
+	if err := os.WriteFile(e.SettingsPath, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, text, errOut := run(t, "check", "--config", e.SettingsPath)
+	if code != ExitFinding {
+		t.Fatalf("exit %d\n%s\n%s", code, text, errOut)
+	}
+	problems := itemLines(text, "problem")
+	if !has(problems, "vault (http://127.0.0.1:1)", "could not log in") ||
+		!has(problems, "credential DB_PASSWORD (server.env.DB_PASSWORD)", "not read, as the Vault login failed") {
+		t.Errorf("problems:\n%s", strings.Join(problems, "\n"))
+	}
+	if has(problems, "DB_PASSWORD", "not there") {
+		t.Errorf("a source not reached is said to be missing:\n%s", text)
+	}
+}

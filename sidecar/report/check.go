@@ -90,6 +90,22 @@ type setupCheck struct {
 	slip            *slip.Slip
 	copyKey         []byte
 	copyKeyMissing  bool
+	// vaultDown: the Vault login failed, so no vault source was read (a
+	// source read through the failed login would say its value is not
+	// there, when it is only not reached).
+	vaultDown bool
+}
+
+// vaultUnread is the item of a Vault source when the login failed, or nil.
+func (c *setupCheck) vaultUnread(what, place, spec string) *SetupItem {
+	if !c.vaultDown || !strings.HasPrefix(spec, "vault:") && !strings.HasPrefix(spec, "vault-transit:") {
+		return nil
+	}
+	if place == "" {
+		place = spec
+	}
+	return &SetupItem{Level: LevelProblem, What: what, Where: place, Message: spec + ": not read, as the Vault login failed (see vault above)",
+		Fix: "put the Vault login right; then check again"}
 }
 
 // CheckSetup reads the settings, every key, the copy and its key, the slip,
@@ -154,6 +170,7 @@ func (c *setupCheck) vault() {
 		return
 	}
 	if err := v.Login(c.ctx); err != nil {
+		c.vaultDown = true
 		c.rep.add(LevelProblem, "vault", v.Address(), fmt.Sprintf("could not log in by %s: %v", v.AuthMethod(), err),
 			"check the vault block of the settings (address, CA file, auth) and that Vault is reachable from here")
 		return
@@ -164,6 +181,10 @@ func (c *setupCheck) vault() {
 // source reports one source of a secret. It returns whether its value is
 // there and read.
 func (c *setupCheck) source(what, place string, st keys.SourceStatus, missingFix string) bool {
+	if it := c.vaultUnread(what, place, st.Source); it != nil {
+		c.rep.Items = append(c.rep.Items, *it)
+		return false
+	}
 	it := sourceItem(what, place, st, missingFix)
 	c.rep.Items = append(c.rep.Items, it)
 	return it.Level == LevelOK
@@ -254,7 +275,10 @@ func (c *setupCheck) copyKeyAndCopy() {
 	}
 
 	st := keys.CheckSource(c.ctx, set.Executor.CopyKey, set.Dir, c.kopts)
+	vu := c.vaultUnread("copy key", "executor.copyKey", set.Executor.CopyKey)
 	switch {
+	case vu != nil:
+		c.rep.Items = append(c.rep.Items, *vu)
 	case st.Present:
 		key, err := keys.LoadCopyKey(c.ctx, set.Executor.CopyKey, set.Dir, c.kopts)
 		if err != nil {
@@ -602,6 +626,10 @@ func (c *setupCheck) secret(what, place string, ev settings.EnvVar, header bool)
 	value := ev.Value
 	it := SetupItem{Level: LevelOK, What: what, Where: place, Message: "written in the settings themselves"}
 	if !ev.IsValue {
+		if vu := c.vaultUnread(what, place, ev.Source); vu != nil {
+			c.rep.Items = append(c.rep.Items, *vu)
+			return
+		}
 		st := keys.CheckSource(c.ctx, ev.Source, c.set.Dir, c.kopts)
 		if it = sourceItem(what, place, st, "put the value where the settings say, or correct the source"); it.Level != LevelOK {
 			c.rep.Items = append(c.rep.Items, it)

@@ -8,7 +8,9 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
@@ -88,6 +90,10 @@ func Tools(ctx context.Context, configPath string, log *slog.Logger) (*ToolsResu
 			row := decide(set, rules, name, t)
 			if row.Decision == "allow" || row.Decision == "approve" {
 				row.Slip = sv.verdict(row.Action)
+			}
+			if row.Warning != "" && sv.slip != nil && !strings.HasPrefix(row.Slip, "allows") {
+				// The slip does not let it through, or asks the person each time.
+				row.Warning = ""
 			}
 			res.Tools = append(res.Tools, row)
 		}
@@ -249,11 +255,29 @@ func destructive(ann json.RawMessage) bool {
 func listServer(ctx context.Context, set *settings.Settings, name string, log *slog.Logger) ([]listedTool, error) {
 	ctx, cancel := context.WithTimeout(ctx, listTimeout)
 	defer cancel()
-	up, err := sidecar.StartUpstream(ctx, set, name, io.Discard, log)
+	last := &lastBytes{max: 4096}
+	up, err := sidecar.StartUpstream(ctx, set, name, last, log)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = up.Stop(context.WithoutCancel(ctx)) }()
+	tools, err := listTools(ctx, up)
+	if err != nil {
+		// A server that ended (its output closes first): what it said
+		// last says why (a module not found, a flag it does not know).
+		select {
+		case <-up.Done():
+			code, _ := up.Wait()
+			err = fmt.Errorf("%w: the server ended (exit code %d)%s", err, code, last.said())
+		case <-time.After(2 * time.Second):
+		}
+	}
+	return tools, err
+}
+
+// listTools initializes a started server and reads every page of its
+// tools/list.
+func listTools(ctx context.Context, up sidecar.Upstream) ([]listedTool, error) {
 	c := &rpc{w: wire.NewWriter(up.Input()), answers: make(chan *wire.Message, 16)}
 	go c.read(up.Output())
 	if _, err := c.call(ctx, "initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"mcp-executor tools","version":"1"}}`); err != nil {
@@ -357,7 +381,11 @@ func (r *ToolsResult) WriteText(w io.Writer) error {
 		}
 	}
 	for _, f := range r.Failures {
-		fmt.Fprintf(&b, "error: tool server %s could not be listed: %s\n", f.Server, f.Error)
+		which := "the tool server"
+		if f.Server != "" {
+			which = "tool server " + f.Server
+		}
+		fmt.Fprintf(&b, "error: %s could not be listed: %s\n", which, f.Error)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -403,4 +431,57 @@ func hints(ann json.RawMessage) string {
 		}
 	}
 	return strings.Join(out, " ")
+}
+
+var errorLineRE = regexp.MustCompile(`(?i)\berror\b|\bfatal\b|\bcannot\b|\bnot found\b`)
+
+// lastBytes keeps the last max bytes written to it: the end of a tool
+// server's standard error.
+type lastBytes struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (l *lastBytes) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b = append(l.b, p...)
+	if over := len(l.b) - l.max; over > 0 {
+		l.b = append(l.b[:0], l.b[over:]...)
+	}
+	return len(p), nil
+}
+
+// said is the last lines of what was written, on one line, cut to show.
+func (l *lastBytes) said() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var lines, errLines []string
+	for _, line := range strings.Split(string(l.b), "\n") {
+		if line = strings.TrimSpace(strings.TrimPrefix(line, "[server]")); line != "" {
+			lines = append(lines, line)
+			if errorLineRE.MatchString(line) {
+				errLines = append(errLines, line)
+			}
+		}
+	}
+	// The lines that say "error" say why; else the last two.
+	if len(errLines) > 0 {
+		lines = errLines[:min(len(errLines), 2)]
+	} else if len(lines) > 2 {
+		lines = lines[len(lines)-2:]
+	}
+	text := strings.Join(lines, " | ")
+	if text == "" {
+		return ", saying nothing on its standard error"
+	}
+	// A server's bytes: no control character reaches the terminal.
+	text = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return '?'
+		}
+		return r
+	}, strings.ToValidUTF8(text, "?"))
+	return "; the end of its standard error: " + wire.Cut(text)
 }

@@ -99,3 +99,26 @@ func TestToolsTextShowsBothVerdicts(t *testing.T) {
 		}
 	}
 }
+
+// lastBytes keeps the end of a tool server's standard error, and said
+// shows the lines that say why it ended (or its last two), with no control
+// character.
+func TestServerLastWords(t *testing.T) {
+	l := &lastBytes{max: 64}
+	if got := l.said(); got != ", saying nothing on its standard error" {
+		t.Errorf("nothing said: %q", got)
+	}
+	_, _ = l.Write([]byte(strings.Repeat("x", 100) + "\n"))
+	_, _ = l.Write([]byte("[server] Error: Cannot find module 'a.js'\n\x1b[31mred\x1b[0m\n"))
+	if len(l.b) != 64 {
+		t.Errorf("kept %d bytes, want the last 64", len(l.b))
+	}
+	if got := l.said(); got != "; the end of its standard error: Error: Cannot find module 'a.js'" {
+		t.Errorf("said %q", got)
+	}
+	l = &lastBytes{max: 4096}
+	_, _ = l.Write([]byte("starting\nlistening\n\x1b[2Jgone\n"))
+	if got := l.said(); got != "; the end of its standard error: listening | ?[2Jgone" {
+		t.Errorf("said %q", got)
+	}
+}

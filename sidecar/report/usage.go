@@ -2,11 +2,14 @@ package report
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"iter"
 	"log/slog"
 	"math"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -86,6 +89,10 @@ func Usage(ctx context.Context, configPath string, log *slog.Logger) (*UsageResu
 	set, _, err := settings.Load(configPath)
 	if err != nil {
 		return nil, err
+	}
+	if _, err := os.Stat(set.Executor.Copy); errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("no copy at %s yet: no executor has started with these settings, so there is nothing to report "+
+			"(its first start, mcp-executor stdio or serve, makes it)", set.Executor.Copy)
 	}
 	kopts, closeClients, _ := boot.Clients(set, orDiscard(log))
 	key, err := keys.LoadCopyKey(ctx, set.Executor.CopyKey, set.Dir, kopts)
