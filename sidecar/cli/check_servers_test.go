@@ -199,7 +199,7 @@ func TestCheckWhenVaultLoginFails(t *testing.T) {
 	}
 	problems := itemLines(text, "problem")
 	if !has(problems, "vault (http://127.0.0.1:1)", "could not log in") ||
-		!has(problems, "credential DB_PASSWORD (server.env.DB_PASSWORD)", "not read, as the Vault login failed") {
+		!has(problems, "credential DB_PASSWORD (server.env.DB_PASSWORD)", "not read, as the Vault client could not be made or log in") {
 		t.Errorf("problems:\n%s", strings.Join(problems, "\n"))
 	}
 	if has(problems, "DB_PASSWORD", "not there") {

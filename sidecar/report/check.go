@@ -90,22 +90,30 @@ type setupCheck struct {
 	slip            *slip.Slip
 	copyKey         []byte
 	copyKeyMissing  bool
-	// vaultDown: the Vault login failed, so no vault source was read (a
-	// source read through the failed login would say its value is not
-	// there, when it is only not reached).
-	vaultDown bool
+	// vaultDown, kubeDown: the Vault client could not be made or log in,
+	// the Kubernetes client could not be made; the sources in that store
+	// are not read (read through a client that failed, a source would say
+	// its value is not there, or that the settings lack the store's block).
+	vaultDown, kubeDown bool
 }
 
-// vaultUnread is the item of a Vault source when the login failed, or nil.
+// vaultUnread is the item of a source in a store whose client failed, or
+// nil. (Named for the common case; Kubernetes Secrets too.)
 func (c *setupCheck) vaultUnread(what, place, spec string) *SetupItem {
-	if !c.vaultDown || !strings.HasPrefix(spec, "vault:") && !strings.HasPrefix(spec, "vault-transit:") {
+	var store string
+	switch {
+	case c.vaultDown && (strings.HasPrefix(spec, "vault:") || strings.HasPrefix(spec, "vault-transit:")):
+		store = "the Vault client could not be made or log in (see above)"
+	case c.kubeDown && strings.HasPrefix(spec, "secret:"):
+		store = "the Kubernetes client could not be made (see above)"
+	default:
 		return nil
 	}
 	if place == "" {
 		place = spec
 	}
-	return &SetupItem{Level: LevelProblem, What: what, Where: place, Message: spec + ": not read, as the Vault login failed (see vault above)",
-		Fix: "put the Vault login right; then check again"}
+	return &SetupItem{Level: LevelProblem, What: what, Where: place, Message: spec + ": not read, as " + store,
+		Fix: "put the store's block of the settings right; then check again"}
 }
 
 // CheckSetup reads the settings, every key, the copy and its key, the slip,
@@ -141,6 +149,8 @@ func CheckSetup(ctx context.Context, o CheckOptions) *SetupReport {
 	for _, e := range errs {
 		rep.add(LevelProblem, "key store", "", e.Error(), "correct the vault or kubernetes block of the settings; the sources it holds cannot be reached")
 	}
+	c.vaultDown = set.Vault != nil && c.kopts.Vault == nil
+	c.kubeDown = set.Kubernetes != nil && c.kopts.Kube == nil
 	c.vault()
 	c.agentFP = c.keySet("agent keys", "agent.keys", set.Agent.Keys)
 	c.execFP = c.keySet("executor keys", "executor.keys", set.Executor.Keys)
