@@ -132,7 +132,10 @@ func readSlipForTools(set *settings.Settings, now time.Time) slipView {
 	case !res.Sound():
 		p := res.Problems[0]
 		why := p.Code + ": " + p.Message
-		if p.Code == "issuer-not-expected" {
+		switch {
+		case p.Code == "issuer-not-expected" && len(set.Agent.IssuerKeys) == 0:
+			why = "it is signed by passkey " + res.IssuerKey + ", and agent.issuerKeys names no passkey yet: put that thumbprint there if it is the person's"
+		case p.Code == "issuer-not-expected":
 			why = "it is signed by passkey " + res.IssuerKey + ", which agent.issuerKeys does not name"
 		}
 		return slipView{none: "slip not sound", now: now, summary: "slip " + sl.Fingerprint + " does not check, so every call would be refused: " + why}

@@ -59,6 +59,11 @@ func TestSlipVerdicts(t *testing.T) {
 	if sv.verdict("provared.data.read") != "slip not sound" || !strings.Contains(sv.summary, "signed by passkey "+e.Thumbprint+", which agent.issuerKeys does not name") {
 		t.Errorf("another trusted passkey: %q, %q", sv.verdict("provared.data.read"), sv.summary)
 	}
+	// No trusted passkey yet (before the page step's thumbprint): what to put there.
+	other.Agent.IssuerKeys = nil
+	if sv = readSlipForTools(&other, time.Now()); !strings.Contains(sv.summary, "agent.issuerKeys names no passkey yet: put that thumbprint there") {
+		t.Errorf("no trusted passkey: %q", sv.summary)
+	}
 	// No slip yet: the page is where to get one.
 	if err := os.Remove(e.SlipPath); err != nil {
 		t.Fatal(err)
