@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -247,12 +248,12 @@ func runOnExample(t *testing.T, spec exampleSpec, state, command, path, dir stri
 			t.Errorf("%s: a crash:\n%s", where, s)
 		}
 	}
-	real := append(slices.Clone(spec.real), realBeforeSetUp...)
+	allowed := append(slices.Clone(spec.real), realBeforeSetUp...)
 	for _, l := range findingLines(res.out + "\n" + res.errOut) {
 		if *showExamples {
 			t.Logf("%s: %s", where, l)
 		}
-		if !slices.ContainsFunc(real, func(r string) bool { return strings.Contains(l, r) }) {
+		if !slices.ContainsFunc(allowed, func(r string) bool { return strings.Contains(l, r) }) {
 			t.Errorf("%s: a warning or problem the table does not hold for real here:\n%s", where, l)
 		}
 	}
@@ -333,8 +334,8 @@ func runPage(t *testing.T, path, dir string) commandResult {
 	seen.Write(rest)
 	code := 0
 	if err := cmd.Wait(); err != nil {
-		ee, ok := err.(*exec.ExitError)
-		if !ok {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
 			t.Fatal(err)
 		}
 		code = ee.ExitCode()
@@ -367,9 +368,9 @@ func writeExample(t *testing.T, ex settingsExample, dir string) string {
 			}
 		}
 	}
-	for part, keys := range map[string][]string{"agent": {"slip", "book", "keys"}, "executor": {"keys", "copy", "copyKey"}, "approvals": {"queue"}} {
+	for part, members := range map[string][]string{"agent": {"slip", "book", "keys"}, "executor": {"keys", "copy", "copyKey"}, "approvals": {"queue"}} {
 		if m, ok := obj[part].(map[string]any); ok {
-			for _, k := range keys {
+			for _, k := range members {
 				rebase(m, k)
 			}
 		}
@@ -454,7 +455,7 @@ func readyFolder(t *testing.T, ex settingsExample, path, dir string) bool {
 		}
 	}
 	// A slip folder the settings name must be there for the slip.
-	slipPath := agent["slip"].(string)
+	slipPath, _ := agent["slip"].(string)
 	if !filepath.IsAbs(slipPath) {
 		slipPath = filepath.Join(dir, slipPath)
 	}
@@ -474,7 +475,8 @@ func readyFolder(t *testing.T, ex settingsExample, path, dir string) bool {
 	}
 	ctx := context.Background()
 	load := func(src any) jwk.Signer {
-		s, err := keys.LoadKeySet(ctx, keys.KeySetSpec{Source: src.(string)}, dir, keys.Options{})
+		spec, _ := src.(string) // a file: readyFolder returned before otherwise
+		s, err := keys.LoadKeySet(ctx, keys.KeySetSpec{Source: spec}, dir, keys.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -577,7 +579,7 @@ func findExamples(t *testing.T) []settingsExample {
 		switch ext := filepath.Ext(p); ext {
 		case ".json", ".yaml", ".yml":
 			isYAML := ext != ".json"
-			for i, doc := range documents(data, isYAML) {
+			for _, doc := range documents(data, isYAML) {
 				obj := parseObject(doc, isYAML)
 				switch {
 				case isSettings(obj):
@@ -590,8 +592,6 @@ func findExamples(t *testing.T) []settingsExample {
 							out = append(out, settingsExample{name: fmt.Sprintf("%s: ConfigMap executor.json", rel), obj: s})
 						}
 					}
-				default:
-					_ = i
 				}
 			}
 		case ".md":

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -85,8 +86,8 @@ func runBin(t *testing.T, dir string, args ...string) (int, string, string) {
 	err := cmd.Run()
 	code := 0
 	if err != nil {
-		ee, ok := err.(*exec.ExitError)
-		if !ok {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
 			t.Fatalf("mcp-executor %v: %v", args, err)
 		}
 		code = ee.ExitCode()

@@ -62,7 +62,11 @@ func TestStartWithoutTrustedPasskey(t *testing.T) {
 	if err := json.Unmarshal(raw, &set); err != nil {
 		t.Fatal(err)
 	}
-	delete(set["agent"].(map[string]any), "issuerKeys")
+	agent, ok := set["agent"].(map[string]any)
+	if !ok {
+		t.Fatalf("settings without an agent: %s", raw)
+	}
+	delete(agent, "issuerKeys")
 	raw, _ = json.Marshal(set)
 	if err := os.WriteFile(e.SettingsPath, raw, 0o600); err != nil {
 		t.Fatal(err)

@@ -19,7 +19,8 @@ func TestApproveBeforeAnyStart(t *testing.T) {
 		t.Fatalf("approve exits %d:\n%s\n%s", code, out, errOut)
 	}
 	code, out, errOut = run(t, "approve", "--config", config, "--json")
-	if v := oneObject(t, out); code != ExitOK || v["queue"] != queue || len(v["waiting"].([]any)) != 0 {
+	v := oneObject(t, out)
+	if waiting, ok := v["waiting"].([]any); code != ExitOK || v["queue"] != queue || !ok || len(waiting) != 0 {
 		t.Fatalf("approve --json exits %d:\n%s\n%s", code, out, errOut)
 	}
 	if _, err := os.Stat(queue); !os.IsNotExist(err) {

@@ -153,7 +153,11 @@ func TestCheckWithoutTrustedPasskey(t *testing.T) {
 	if err := json.Unmarshal(raw, &set); err != nil {
 		t.Fatal(err)
 	}
-	delete(set["agent"].(map[string]any), "issuerKeys")
+	agent, ok := set["agent"].(map[string]any)
+	if !ok {
+		t.Fatalf("settings without an agent: %s", raw)
+	}
+	delete(agent, "issuerKeys")
 	out, _ := json.Marshal(set)
 	if err := os.WriteFile(e.SettingsPath, out, 0o600); err != nil {
 		t.Fatal(err)
@@ -188,7 +192,12 @@ func TestCheckWhenVaultLoginFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	set["vault"] = map[string]any{"address": "http://127.0.0.1:1", "auth": map[string]any{"token": map[string]any{"file": "vault-token"}}}
-	set["server"].(map[string]any)["env"].(map[string]any)["DB_PASSWORD"] = "vault:secret/files/db#password"
+	server, _ := set["server"].(map[string]any)
+	env, ok := server["env"].(map[string]any)
+	if !ok {
+		t.Fatalf("settings without server.env: %s", raw)
+	}
+	env["DB_PASSWORD"] = "vault:secret/files/db#password"
 	out, _ := json.Marshal(set)
 	if err := os.WriteFile(e.SettingsPath, out, 0o600); err != nil {
 		t.Fatal(err)

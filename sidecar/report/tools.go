@@ -258,7 +258,7 @@ func destructive(ann json.RawMessage) bool {
 func listServer(ctx context.Context, set *settings.Settings, name string, log *slog.Logger) ([]listedTool, error) {
 	ctx, cancel := context.WithTimeout(ctx, listTimeout)
 	defer cancel()
-	last := &lastBytes{max: 4096}
+	last := &lastBytes{limit: 4096}
 	up, err := sidecar.StartUpstream(ctx, set, name, last, log)
 	if err != nil {
 		return nil, err
@@ -438,19 +438,19 @@ func hints(ann json.RawMessage) string {
 
 var errorLineRE = regexp.MustCompile(`(?i)\berror\b|\bfatal\b|\bcannot\b|\bnot found\b`)
 
-// lastBytes keeps the last max bytes written to it: the end of a tool
+// lastBytes keeps the last limit bytes written to it: the end of a tool
 // server's standard error.
 type lastBytes struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
+	mu    sync.Mutex
+	limit int
+	b     []byte
 }
 
 func (l *lastBytes) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.b = append(l.b, p...)
-	if over := len(l.b) - l.max; over > 0 {
+	if over := len(l.b) - l.limit; over > 0 {
 		l.b = append(l.b[:0], l.b[over:]...)
 	}
 	return len(p), nil

@@ -109,7 +109,7 @@ func TestToolsTextShowsBothVerdicts(t *testing.T) {
 // shows the lines that say why it ended (or its last two), with no control
 // character.
 func TestServerLastWords(t *testing.T) {
-	l := &lastBytes{max: 64}
+	l := &lastBytes{limit: 64}
 	if got := l.said(); got != ", saying nothing on its standard error" {
 		t.Errorf("nothing said: %q", got)
 	}
@@ -121,7 +121,7 @@ func TestServerLastWords(t *testing.T) {
 	if got := l.said(); got != "; the end of its standard error: Error: Cannot find module 'a.js'" {
 		t.Errorf("said %q", got)
 	}
-	l = &lastBytes{max: 4096}
+	l = &lastBytes{limit: 4096}
 	_, _ = l.Write([]byte("starting\nlistening\n\x1b[2Jgone\n"))
 	if got := l.said(); got != "; the end of its standard error: listening | ?[2Jgone" {
 		t.Errorf("said %q", got)
