@@ -220,7 +220,7 @@ func (e *Executor) finishCommit(tc *toolCall, f receipt.StubFields, prep receipt
 	// writes or sends again.
 	faultPoint("after-answer-sent")
 	if err := e.copyAppendUnsynced(copylog.Line{Kind: copylog.KindReceipt, Call: tc.ourID, Stub: stubFP,
-		Outcome: &doc}); err != nil {
+		Outcome: &doc, Server: tc.serverTime()}); err != nil {
 		e.stop("the copy could not be written: " + err.Error())
 	}
 	e.bookAppendedSigned(tc.ctx, line)

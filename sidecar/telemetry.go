@@ -401,6 +401,20 @@ func (tc *toolCall) traceMeta() []wire.Member {
 	return metas
 }
 
+// serverTime is the call's time with the server as serverEnded kept it,
+// for the copy's receipt line; nil when it never reached the server.
+func (tc *toolCall) serverTime() *time.Duration {
+	if ct := tc.tele; ct != nil {
+		ct.mu.Lock()
+		defer ct.mu.Unlock()
+		if ct.ended && ct.serverSpan != nil {
+			d := ct.serverTime
+			return &d
+		}
+	}
+	return nil
+}
+
 // serverEnded ends the call's server span (when it was sent) and keeps its
 // time with the server. finish calls it once.
 func (tc *toolCall) serverEnded(o outcome) {

@@ -528,7 +528,7 @@ func (s *Session) send(tc *toolCall) {
 		return
 	}
 	sent := copylog.Line{Kind: copylog.KindSent, When: tc.when, Call: tc.ourID, Tool: tc.tool, Action: tc.action,
-		Amount: tc.amount, Slip: e.slipFP, RequestID: tc.ourID, Details: tc.details}
+		Amount: tc.amount, Slip: e.slipFP, RequestID: tc.ourID, Details: tc.details, SentAt: time.Now()}
 	faultPoint("before-copy-sent")
 	if err := tc.durable(fileCopy, func() error { return e.copyAppend(sent) }); err != nil {
 		e.stop("the copy could not be written: " + err.Error())

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"strings"
 	"time"
 
@@ -70,6 +71,11 @@ func runApprove(ctx context.Context, env Env, args []string) int {
 	}
 
 	files, skipped, err := approval.Waiting(dir, time.Now())
+	if errors.Is(err, iofs.ErrNotExist) {
+		// No executor has started with these settings yet: it makes the
+		// folder. Nothing waits.
+		files, skipped, err = nil, nil, nil
+	}
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "mcp-executor approve: %v\n", err)
 		return ExitFinding
