@@ -275,7 +275,8 @@ func findingLines(s string) []string {
 	for _, l := range strings.Split(s, "\n") {
 		switch {
 		case strings.HasPrefix(l, "warning:"), strings.HasPrefix(l, "problem:"), strings.HasPrefix(l, "error:"),
-			strings.HasPrefix(l, "mcp-executor ") && strings.Contains(l, ": ") && !strings.HasPrefix(l, "mcp-executor page: open "),
+			strings.HasPrefix(l, "mcp-executor ") && strings.Contains(l, ": ") && !strings.HasPrefix(l, "mcp-executor page: open ") &&
+				!strings.HasPrefix(l, "mcp-executor page: registration code "),
 			strings.HasPrefix(l, "compare: FAIL"),
 			strings.Contains(l, `"level":"WARN"`), strings.Contains(l, `"level":"ERROR"`):
 			out = append(out, l)

@@ -313,10 +313,14 @@ func (f *firstSetup) page(st readmeStep) {
 			_ = cmd.Wait()
 		}
 	}()
-	origin, rest := pageOrigin(t, stderr)
+	origin, code, rest := pageOrigin(t, stderr)
+	if code == "" {
+		t.Fatal("the page printed no registration code before it said where to open it")
+	}
 	ctx := chromiumtest.Browser(t)
 	const limit = time.Minute
 	chromiumtest.Step(t, ctx, limit, "opening the page", chromedp.Navigate(origin+"/"), chromedp.WaitVisible(chromedp.ID("register")))
+	chromiumtest.Step(t, ctx, limit, "entering the registration code", chromedp.SetValue(chromedp.ID("register-code"), code))
 	chromiumtest.Step(t, ctx, limit, "registering a passkey", chromedp.Click(chromedp.ID("register")), chromedp.WaitVisible(chromedp.ID("passkey-info")))
 	thumbprint := chromiumtest.Text(t, ctx, limit, "#thumbprint")
 	if !regexp.MustCompile(`^[A-Za-z0-9_-]{43}$`).MatchString(thumbprint) {
@@ -351,14 +355,20 @@ func (f *firstSetup) page(st readmeStep) {
 }
 
 // pageOrigin reads the page's stderr up to its "open … in the browser"
-// line and returns the origin it names, and the rest of its stderr.
-func pageOrigin(t *testing.T, stderr io.Reader) (string, io.Reader) {
+// line and returns the origin it names, the registration code it printed
+// before ("" when none), and the rest of its stderr.
+func pageOrigin(t *testing.T, stderr io.Reader) (string, string, io.Reader) {
 	t.Helper()
 	found := make(chan string, 1)
 	br := bufio.NewReader(stderr)
+	var code string
+	saysCode := regexp.MustCompile(`^mcp-executor page: registration code ([A-Z2-7]{4}(?:-[A-Z2-7]{4}){7})$`)
 	go func() {
 		for {
 			line, err := br.ReadString('\n')
+			if m := saysCode.FindStringSubmatch(strings.TrimRight(line, "\n")); m != nil {
+				code = m[1]
+			}
 			if m := regexp.MustCompile(`^mcp-executor page: open (http://localhost:\d+) in the browser that holds your passkey`).FindStringSubmatch(line); m != nil {
 				found <- m[1]
 				return
@@ -374,11 +384,11 @@ func pageOrigin(t *testing.T, stderr io.Reader) (string, io.Reader) {
 		if !ok {
 			t.Fatal("the page ended before it said where to open it")
 		}
-		return origin, br
+		return origin, code, br
 	case <-time.After(time.Minute):
 		t.Fatal("the page did not say where to open it within a minute")
 	}
-	return "", nil
+	return "", "", nil
 }
 
 // client connects with the README's client configuration (its command and
