@@ -258,21 +258,7 @@ func (r *reader) decideInto(out *decided, p Proposal, fl *flight) error {
 	out.slip, out.pass, out.when, out.effects = st, ps, q.when, shown.effects
 	breaches := shown.breaches
 	if ps != nil {
-		// The pass the helper acts under, and every pass above it, as the
-		// checker compares them; each pass's own totals count the calls in
-		// flight under it and under every pass handed on from it.
-		passView := func(lvl *passState) view {
-			if fl.quick {
-				return flightView{t: lvl.tally, flight: fl.calls, pass: lvl}
-			}
-			return committedView{lvl.tally}
-		}
-		var added []Finding
-		added, out.passEffects = comparePasses(ps, passView, q, svc, forBefore, breaches)
-		breaches = append(breaches, added...)
-		if ps.notAllowed {
-			breaches = append(breaches, Finding{"pass-not-allowed", "the slip does not allow the pass this action would be taken under"})
-		}
+		breaches = out.underPass(ps, fl, q, svc, breaches)
 	}
 	if hasApproval {
 		o := &overlay{r: r, f: fl}
@@ -368,6 +354,27 @@ func ProposalFromValue(v map[string]any) Proposal {
 		p.approvalValue = a
 	}
 	return p
+}
+
+// underPass compares a helper's proposed action with the pass it acts
+// under and every pass above it, as the checker compares them, after the
+// slip's comparison gave breaches; each pass's own totals count the calls
+// in flight under it and under every pass handed on from it. It returns
+// the breaches with those of the passes added, and notes the effects.
+func (out *decided) underPass(ps *passState, fl *flight, q request, svc *service, breaches []Finding) []Finding {
+	passView := func(lvl *passState) view {
+		if fl.quick {
+			return flightView{t: lvl.tally, flight: fl.calls, pass: lvl}
+		}
+		return committedView{lvl.tally}
+	}
+	var added []Finding
+	added, out.passEffects = comparePasses(ps, passView, q, svc, forBefore, breaches)
+	breaches = append(breaches, added...)
+	if ps.notAllowed {
+		breaches = append(breaches, Finding{"pass-not-allowed", "the slip does not allow the pass this action would be taken under"})
+	}
+	return breaches
 }
 
 // proposedPass is the pass a proposal names, as the reference's guard

@@ -161,15 +161,8 @@ func (r *reader) readStub(e *Entry, v map[string]any) func() {
 	}
 	r.signedBy(e, rec, keys, unfit, st)
 
-	// Its place in its chain; carry on from it, so that one break is reported once.
 	q := requestOf(c)
-	seq := whole(c, "seq")
-	if seq != ch.next || (seq > 0 && str(c, "previous") != ch.last) {
-		e.Problems = append(e.Problems, Finding{"chain-broken", "the chain is broken here: a stub is missing, moved, repeated or changed"})
-	}
-	if q.when < ch.lastWhen {
-		e.Problems = append(e.Problems, Finding{"time-went-backwards", "this stub is dated before the stub ahead of it"})
-	}
+	seq := ch.check(e, c, q.when)
 
 	svc := st.rules.with[q.with]
 	if !q.hasWith {
@@ -211,6 +204,20 @@ func (r *reader) readStub(e *Entry, v map[string]any) func() {
 			}
 		}
 	}
+}
+
+// check notes in e where a stub of content c, dated when, breaks the chain
+// (§7), and returns its seq: the reader carries on from it, so that one
+// break is reported once.
+func (ch *chain) check(e *Entry, c map[string]any, when int64) int64 {
+	seq := whole(c, "seq")
+	if seq != ch.next || (seq > 0 && str(c, "previous") != ch.last) {
+		e.Problems = append(e.Problems, Finding{"chain-broken", "the chain is broken here: a stub is missing, moved, repeated or changed"})
+	}
+	if when < ch.lastWhen {
+		e.Problems = append(e.Problems, Finding{"time-went-backwards", "this stub is dated before the stub ahead of it"})
+	}
+	return seq
 }
 
 // checkStubApproval checks the approval v that comes with the stub whose

@@ -222,9 +222,9 @@ func TestLedgerPasses(t *testing.T) {
 }
 
 // waitFlying releases nothing: it reports an error when calls are still
-// in flight under slip (the test must have ended them).
-func waitFlying(l *Ledger, slip string) error {
-	if n := l.Flying(slip); n != 0 {
+// in flight under the slip (the test must have ended them).
+func waitFlying(l *Ledger, slipFP string) error {
+	if n := l.Flying(slipFP); n != 0 {
 		return problem.New("check-failed", "%d calls still in flight", n)
 	}
 	return nil

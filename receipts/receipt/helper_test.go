@@ -57,8 +57,8 @@ func TestHelperStub(t *testing.T) {
 	if err := bk.AppendPass(p); err != nil {
 		t.Fatal(err)
 	}
-	call := func(pass string, by jwk.Signer) error {
-		res, d := bk.Ledger().Reserve(book.Proposal{Slip: s.Fingerprint, Pass: pass, Action: "tool.a", With: "executor"})
+	call := func(under string, by jwk.Signer) error {
+		res, d := bk.Ledger().Reserve(book.Proposal{Slip: s.Fingerprint, Pass: under, Action: "tool.a", With: "executor"})
 		if !d.Allowed {
 			t.Fatalf("refused: %v %v", d.Problems, d.Breaches)
 		}
