@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -93,6 +95,12 @@ func TestContentVectors(t *testing.T) {
 				if got := problem.Code(err); got != c.Expected.Refused.Code {
 					t.Fatalf("code %q (%v), want %q (%s)", got, err, c.Expected.Refused.Code, c.Expected.Refused.Message)
 				}
+				// The words are ours, but the member named first is the
+				// reference's: it shows the order of the checks.
+				want, _, _ := strings.Cut(c.Expected.Refused.Message, ":")
+				if got, _, _ := strings.Cut(messageOf(err), ":"); got != want {
+					t.Fatalf("the fault is reported at %q (%v), want at %q", got, err, want)
+				}
 				return
 			}
 			if err != nil {
@@ -166,6 +174,10 @@ func TestWrittenVectors(t *testing.T) {
 				if got := problem.Code(err); got != c.Expected.Refused.Code {
 					t.Fatalf("code %q (%v), want %q (%s)", got, err, c.Expected.Refused.Code, c.Expected.Refused.Message)
 				}
+				want, _, _ := strings.Cut(c.Expected.Refused.Message, ":")
+				if got, _, _ := strings.Cut(messageOf(err), ":"); got != want {
+					t.Fatalf("the fault is reported at %q (%v), want at %q", got, err, want)
+				}
 				return
 			}
 			if err != nil {
@@ -206,4 +218,11 @@ func TestWrittenVectors(t *testing.T) {
 		})
 	}
 	t.Logf("passes-written.json: %d cases", len(cases))
+}
+
+func messageOf(err error) string {
+	if pe, ok := errors.AsType[*problem.Error](err); ok {
+		return pe.Message
+	}
+	return err.Error()
 }
