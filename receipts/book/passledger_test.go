@@ -39,6 +39,16 @@ func TestPassMismatch(t *testing.T) {
 	p.Slip = s2.Fingerprint
 	b.stub(h1, p1, true, p)
 	wantEntries(t, b.check(), [][]string{{"slip"}, {"pass"}, {"slip"}, {"pass", "pass-mismatch"}, {"stub", "pass-mismatch"}})
+
+	// The check before acting: a call under the second slip naming the
+	// first slip's pass is refused, as not covered by its slip.
+	b.lines = b.lines[:3]
+	l := b.open().Ledger()
+	_, d := l.Reserve(Proposal{Slip: s2.Fingerprint, Pass: p1, Action: "tool.a", With: "executor", When: b.f.start.Add(time.Minute)})
+	reasonOf(t, d, false, "not-in-slip")
+	if d.Problems[0].Code != "pass-mismatch" {
+		t.Fatalf("%v", d.Problems)
+	}
 }
 
 // helperLine signs, with s, the stub of p under passFP at pos, with the
