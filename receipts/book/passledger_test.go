@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -224,10 +225,18 @@ func TestLedgerPasses(t *testing.T) {
 		t.Fatalf("a pass under a cancelled slip: %+v", st)
 	}
 
-	// The book as the checker reads it.
+	// The book as the checker reads it, and as verify reports it.
 	res := CheckBook(readFile(t, bk.Path()), b.f.opts)
 	if !res.Summary.Intact || res.Summary.Counts.Passes != 3 {
 		t.Fatalf("the book: %+v %v", res.Summary, kindsOf(res))
+	}
+	rep, err := VerifyFile(bk.Path(), b.f.opts.IssuerKeys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := rep.Render(&out); err != nil || !rep.Intact || !strings.Contains(out.String(), ", 3 passes") {
+		t.Fatalf("verify: %v\n%s", err, out.String())
 	}
 }
 
