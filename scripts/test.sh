@@ -224,6 +224,8 @@ fuzz_all() {
 	./receipts/seal/ FuzzParseLine later
 	./receipts/tree/ FuzzParseState later
 	./receipts/book/ FuzzSealedBook later
+	./receipts/pass/ FuzzParse later
+	./receipts/pass/ FuzzReadText later
 	EOF
 }
 

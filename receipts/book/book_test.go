@@ -201,7 +201,7 @@ func TestUnsupportedKindsAreProblems(t *testing.T) {
 			if _, isSeal := v["seal"]; isSeal {
 				continue // seals are read (seals_test.go)
 			}
-			for _, k := range []string{"terms", "pass", "vouching", "withdrawal", "stamps"} {
+			for _, k := range []string{"terms", "vouching", "withdrawal", "stamps"} {
 				if _, ok := v[k]; ok {
 					kind = k
 					break

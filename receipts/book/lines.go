@@ -78,7 +78,6 @@ var stubEntries = map[string]bool{
 var unsupportedKinds = map[string]string{
 	"terms":               "terms",
 	"cancellation,stamps": "cancellation",
-	"pass":                "pass",
 	"vouching":            "vouching",
 	"withdrawal":          "withdrawal",
 }

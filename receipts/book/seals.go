@@ -157,7 +157,7 @@ func (r *reader) sealPlace(e *Entry, c map[string]any, when int64) int64 {
 
 // sealCommit is what a seal line changes once it is taken: the chain of
 // seals, and, for a counted time-stamp, the entries it covers.
-func (r *reader) sealCommit(e *Entry, fingerprint string, when int64, credited bool, time *int64, size int) func() {
+func (r *reader) sealCommit(e *Entry, fingerprint string, when int64, credited bool, stampedTime *int64, size int) func() {
 	stamps := append([]StampState(nil), e.Seal.Stamps...)
 	index, stampedAt := e.Index, e.Seal.StampedAt
 	return func() {
@@ -192,11 +192,11 @@ func (r *reader) sealCommit(e *Entry, fingerprint string, when int64, credited b
 		// not as it says. Going back, the entries already shown to have
 		// existed earlier are left, with everything before them.
 		for i := len(s.existedBy) - 1; i >= 0; i-- {
-			if s.existedBy[i] <= *time {
+			if s.existedBy[i] <= *stampedTime {
 				break
 			}
-			s.existedBy[i] = *time
-			if s.stated[i] != math.MinInt64 && s.stated[i] > *time+clockAllowanceMS && !s.dated[i] {
+			s.existedBy[i] = *stampedTime
+			if s.stated[i] != math.MinInt64 && s.stated[i] > *stampedTime+clockAllowanceMS && !s.dated[i] {
 				s.dated[i] = true
 				r.lateProblem(i, Finding{CodeDatedAfterStamp, "this entry is dated later than the outside time-stamp that covers it"})
 			}

@@ -238,14 +238,10 @@ func checkStreamLines(src io.Reader, opts Options, h streamHooks, pool *verifyPo
 		return out, nil
 	}
 	out.res.Size = r.size
-	for _, st := range r.slipOrder {
-		if st.rules != nil {
-			settlePeriodsFn(st.rules, st.tally, func(i int, f Finding) {
-				out.late = append(out.late, lateFinding{i, f})
-				acc.breachAt(i)
-			})
-		}
-	}
+	r.settlePeriods(func(i int, f Finding) {
+		out.late = append(out.late, lateFinding{i, f})
+		acc.breachAt(i)
+	})
 	root := r.tree.root()
 	out.res.Root = canon.B64(root[:])
 	switch {

@@ -27,8 +27,5 @@ func (t *tree) addLeaf(leaf [32]byte) { t.b.AddLeaf(leaf) }
 // root is the top fingerprint's bytes: SHA-256 of nothing for no lines.
 func (t *tree) root() [32]byte { return t.b.Root() }
 
-// size is the number of lines added.
-func (t *tree) size() int { return t.b.Size() }
-
 // state is the tree's state, for a writer that carries it on (a seal).
 func (t *tree) state() mtree.State { return t.b.State() }

@@ -84,6 +84,7 @@ const (
 	KindCancellation    = "cancellation"
 	KindAcknowledgement = "acknowledgement"
 	KindSeal            = "seal"
+	KindPass            = "pass"
 )
 
 // SigState is the state of one signature: its method and "valid",
@@ -103,7 +104,11 @@ type Entry struct {
 	Breaches    []Finding `json:"breaches"`
 	Notes       []string  `json:"notes"`
 	Slip        string    `json:"slip,omitempty"`
-	// Compared says whether a stub was compared with its slip.
+	// Pass is the pass a helper's stub, or an acknowledgement, names (once
+	// found in the book).
+	Pass string `json:"pass,omitempty"`
+	// Compared says whether a stub was compared with its slip, and a pass
+	// with what its writer holds.
 	Compared bool `json:"compared,omitempty"`
 	// Needs lists what the slip asks to go with a stub.
 	Needs []string `json:"needs,omitempty"`

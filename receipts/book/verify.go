@@ -242,6 +242,9 @@ func (r *Report) Render(w io.Writer) error {
 	if c.Seals > 0 {
 		fmt.Fprintf(&b, ", %d seals", c.Seals)
 	}
+	if c.Passes > 0 {
+		fmt.Fprintf(&b, ", %d passes", c.Passes)
+	}
 	b.WriteString("\n")
 	if r.Root != "" {
 		fmt.Fprintf(&b, "top fingerprint: %s\n", r.Root)
