@@ -104,7 +104,7 @@ func LoadOrCreateSealKeySet(ctx context.Context, spec, baseDir string, opts Opti
 
 func loadSealKeySet(ctx context.Context, spec, baseDir string, opts Options, create bool) (*seal.LocalSigner, bool, error) {
 	if strings.HasPrefix(spec, "vault-transit:") {
-		return nil, false, fmt.Errorf("seal key set %s: a Vault Transit key cannot hold a recorder's keys: open-source Vault's Transit has no ML-DSA or SLH-DSA key type; keep the seal seeds in a file, env:, vault: (KV v2) or secret:", spec)
+		return nil, false, fmt.Errorf("seal key set %s: a Vault Transit key cannot hold a recorder's keys: open-source Vault's Transit has no ML-DSA or SLH-DSA key type; keep the seal seeds in a file or an env, vault (KV v2) or secret source", spec)
 	}
 	src, err := ParseSource(spec, baseDir, opts)
 	if err != nil {

@@ -404,37 +404,45 @@ func (f *firstSetup) client(st readmeStep) {
 	if err := json.Unmarshal([]byte(st.body), &conf); err != nil || len(conf.MCPServers) != 1 {
 		t.Fatalf("README line %d: not a client configuration of one server: %v", st.line, err)
 	}
+	// The one server the configuration names.
 	for _, srv := range conf.MCPServers {
-		args := make([]string, len(srv.Args))
-		for i, a := range srv.Args {
-			args[i] = strings.ReplaceAll(a, "/home/you", f.home)
-		}
-		if srv.Command != "mcp-executor" {
-			t.Fatalf("the client starts %q", srv.Command)
-		}
-		cmd := exec.Command(executorBin, args...)
-		cmd.Env = f.env
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "readme-client", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-		if err != nil {
-			t.Fatalf("connecting as the README's client: %v", err)
-		}
-		res, err := cs.ListTools(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var names []string
-		for _, tool := range res.Tools {
-			names = append(names, tool.Name)
-		}
-		slices.Sort(names)
-		if got := strings.Join(names, ", "); got != "list_directory, read_text_file, write_file" {
-			t.Errorf("the agent sees the tools %s; the README says list_directory, read_text_file and write_file", got)
-		}
-		if err := cs.Close(); err != nil {
-			t.Fatal(err)
-		}
+		f.listAs(srv.Command, srv.Args)
+	}
+}
+
+// listAs starts the executor as the client configuration's command and
+// arguments say and lists the tools the agent sees.
+func (f *firstSetup) listAs(command string, srvArgs []string) {
+	t := f.t
+	args := make([]string, len(srvArgs))
+	for i, a := range srvArgs {
+		args[i] = strings.ReplaceAll(a, "/home/you", f.home)
+	}
+	if command != "mcp-executor" {
+		t.Fatalf("the client starts %q", command)
+	}
+	cmd := exec.Command(executorBin, args...)
+	cmd.Env = f.env
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "readme-client", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connecting as the README's client: %v", err)
+	}
+	res, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+	}
+	slices.Sort(names)
+	if got := strings.Join(names, ", "); got != "list_directory, read_text_file, write_file" {
+		t.Errorf("the agent sees the tools %s; the README says list_directory, read_text_file and write_file", got)
+	}
+	if err := cs.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
 

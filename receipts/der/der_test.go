@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -50,7 +51,7 @@ func refusedAs(t *testing.T, c derCase, err error) {
 		t.Errorf("%s: accepted, want %s", c.Name, c.Expected.Refused.Code)
 		return
 	}
-	pe, ok := err.(*problem.Error)
+	pe, ok := errors.AsType[*problem.Error](err)
 	if !ok || pe.Code != c.Expected.Refused.Code || pe.Message != c.Expected.Refused.Message {
 		t.Errorf("%s: %v, want %s: %s", c.Name, err, c.Expected.Refused.Code, c.Expected.Refused.Message)
 	}
@@ -128,7 +129,7 @@ func TestReadRefusals(t *testing.T) {
 	} {
 		b, _ := hex.DecodeString(tc.hex)
 		_, err := Read(b, 0, len(b))
-		pe, ok := err.(*problem.Error)
+		pe, ok := errors.AsType[*problem.Error](err)
 		if !ok || pe.Code != CodeBadData || pe.Message != "A time-stamp is not laid out as its standard sets out: "+tc.code {
 			t.Errorf("%s: %v", tc.name, err)
 		}

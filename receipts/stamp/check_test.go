@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -68,7 +69,7 @@ func runStampCases(t *testing.T, name string) {
 		}
 		got, err := Check(token, b64(t, c.Stamped), Options{Trusted: c.Options.Trusted, Without: c.Options.Without})
 		if r := c.Expected.Refused; r != nil {
-			pe, ok := err.(*problem.Error)
+			pe, ok := errors.AsType[*problem.Error](err)
 			if !ok || pe.Code != r.Code {
 				t.Errorf("%s: %v, want %s (%s)", c.Name, err, r.Code, r.Message)
 			} else if r.Code == CodeBadData && pe.Message != r.Message {

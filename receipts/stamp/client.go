@@ -84,8 +84,8 @@ func (c *Client) Ask(ctx context.Context, s Service, stamped []byte) (*Stamp, er
 	if err != nil {
 		return nil, fmt.Errorf("asking %s for a time-stamp: %w", s.URL, err)
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 { // Sigstore's timestamp-server answers 201
+	defer func() { _ = resp.Body.Close() }() // the body is read whole below, or the answer refused; nothing is left to tell
+	if resp.StatusCode/100 != 2 {            // Sigstore's timestamp-server answers 201
 		return nil, fmt.Errorf("asking %s for a time-stamp: %w: HTTP %d", s.URL, ErrRefusedByService, resp.StatusCode)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))

@@ -87,19 +87,10 @@ func runPage(ctx context.Context, env Env, args []string) int {
 		return ExitFinding
 	}
 	if reg == nil || *newPasskey {
-		code, until, err := srv.IssueCode(*codeTTL)
-		if err != nil {
+		if err := printCode(env, srv, reg, *codeTTL); err != nil {
 			fmt.Fprintf(env.Stderr, "mcp-executor page: %v\n", err)
 			return ExitFinding
 		}
-		what := "register your passkey"
-		if reg != nil {
-			what = "replace the passkey " + reg.Thumbprint + " (which must confirm it)"
-		}
-		// The code goes here only, as text for the person: never into the
-		// log records, which may be collected elsewhere.
-		fmt.Fprintf(env.Stderr, "mcp-executor page: registration code %s\n  enter it on the page to %s; it works once, until %s, and is shown only here\n",
-			code, what, until.UTC().Format(time.RFC3339))
 	}
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, WriteTimeout: time.Minute}
 	log.Info("page: serving", slog.String("listen", ln.Addr().String()), slog.String("origin", *origin))
@@ -118,4 +109,22 @@ func runPage(ctx context.Context, env Env, args []string) int {
 		return ExitFinding
 	}
 	return ExitOK
+}
+
+// printCode makes the page's one-time registration code and prints it on
+// the command's own standard error, as text for the person: never into the
+// log records, which may be collected elsewhere. reg is the passkey the
+// code would replace; nil when none is registered.
+func printCode(env Env, srv *page.Server, reg *page.Registered, ttl time.Duration) error {
+	code, until, err := srv.IssueCode(ttl)
+	if err != nil {
+		return err
+	}
+	what := "register your passkey"
+	if reg != nil {
+		what = "replace the passkey " + reg.Thumbprint + " (which must confirm it)"
+	}
+	fmt.Fprintf(env.Stderr, "mcp-executor page: registration code %s\n  enter it on the page to %s; it works once, until %s, and is shown only here\n",
+		code, what, until.UTC().Format(time.RFC3339))
+	return nil
 }

@@ -21,18 +21,18 @@ import (
 // not told to trust.
 func TestVerifyRealStamps(t *testing.T) {
 	type svc struct{ url, chain string }
-	real := map[string]svc{}
+	found := map[string]svc{}
 	for name, env := range map[string]string{"sigstore": "MCP_EXECUTOR_TEST_TSA", "openssl": "MCP_EXECUTOR_TEST_OPENSSL_TSA"} {
 		s := svc{os.Getenv(env + "_URL"), os.Getenv(env + "_CHAIN")}
 		if s.url == "" || s.chain == "" {
 			t.Fatalf("%s_URL and %s_CHAIN are not set: start the time-stamp services with: eval \"$(scripts/testenv/servers.sh start tsa openssl-tsa)\"", env, env)
 		}
-		real[name] = s
+		found[name] = s
 	}
 	var services []stamp.Service
 	fingerprints := map[string]string{}
 	for _, name := range []string{"sigstore", "openssl"} {
-		pemText, err := os.ReadFile(real[name].chain)
+		pemText, err := os.ReadFile(found[name].chain)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,7 +41,7 @@ func TestVerifyRealStamps(t *testing.T) {
 			t.Fatal(err)
 		}
 		fingerprints[name] = fp
-		services = append(services, stamp.Service{URL: real[name].url, Trusted: []string{fp}, Chain: chain})
+		services = append(services, stamp.Service{URL: found[name].url, Trusted: []string{fp}, Chain: chain})
 	}
 
 	e := folder(t, func(o *devsetup.Options) { o.SealKeys = true })
@@ -96,7 +96,7 @@ func TestVerifyRealStamps(t *testing.T) {
 
 	sealer := e.Sealer.Keys().Fingerprint()
 	code, out, errOut := run(t, "verify", e.BookPath, "--trust", e.Thumbprint, "--sealer", sealer,
-		"--stamp-service", real["sigstore"].chain, "--stamp-service", fingerprints["openssl"])
+		"--stamp-service", found["sigstore"].chain, "--stamp-service", fingerprints["openssl"])
 	if code != ExitOK {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}

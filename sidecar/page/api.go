@@ -512,6 +512,12 @@ func (s *Server) sign(_ *http.Request, body []byte) (any, error) {
 	if _, err := passkey.CheckAssertion(key, s.rpID, s.origin, signed, a, nil); err != nil {
 		return nil, &apiError{http.StatusForbidden, "the passkey signature does not check: " + err.Error()}
 	}
+	return s.signedFor(set, reg, p, a, in.Assertion)
+}
+
+// signedFor does what a checked passkey answer to a pending challenge was
+// for: a replacement, a slip, an approval, a decline or a cancellation.
+func (s *Server) signedFor(set *settings.Settings, reg *Registered, p *pending, a passkey.Assertion, raw Assertion) (any, error) {
 	switch p.kind {
 	case "replace-confirm":
 		return s.storeReplacement(set, p)
@@ -535,7 +541,7 @@ func (s *Server) sign(_ *http.Request, body []byte) (any, error) {
 		}
 		return s.answer(set, Signed{Request: p.request, Approval: raw}, "approved")
 	case "decline":
-		return s.answer(set, Signed{Request: p.request, Declined: &in.Assertion}, "declined")
+		return s.answer(set, Signed{Request: p.request, Declined: &raw}, "declined")
 	case "cancel":
 		v, err := slip.Assemble(p.prepared, a)
 		if err != nil {

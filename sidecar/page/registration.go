@@ -3,6 +3,7 @@ package page
 import (
 	"crypto/rand"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -51,7 +52,7 @@ func (s *Server) registerBegin(_ *http.Request, body []byte) (any, error) {
 			slog.Int("wrong", codeWrongMax))
 	}
 	if err != nil {
-		if ae, ok := err.(*apiError); ok && ae.status == http.StatusForbidden {
+		if ae, ok := errors.AsType[*apiError](err); ok && ae.status == http.StatusForbidden {
 			// A wrong code (never what was typed). Refusals beyond the
 			// rate limit are not logged: they are not checked.
 			s.log.Warn("page: a wrong registration code", slog.String("reason", ae.msg))

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -149,7 +148,6 @@ func TestStderrLogRedacts(t *testing.T) {
 type blockingHandler struct {
 	slog.Handler
 	release chan struct{}
-	once    sync.Once
 }
 
 func (h *blockingHandler) Handle(ctx context.Context, r slog.Record) error {

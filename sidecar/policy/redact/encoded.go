@@ -29,7 +29,7 @@ func decodeB64(s string) ([]byte, bool) {
 		return nil, false
 	}
 	std := !strings.ContainsAny(core, "-_")
-	if std == false && strings.ContainsAny(core, "+/") {
+	if !std && strings.ContainsAny(core, "+/") {
 		return nil, false
 	}
 	enc := base64.RawStdEncoding
