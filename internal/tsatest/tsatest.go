@@ -101,7 +101,8 @@ func (s *Service) Token(stamped []byte, at time.Time, o Options) []byte {
 		seq(tlv(0x06, []byte{0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x09, 0x10, 0x02, 0x2f}), tlv(0x31, seq(seq(seq(tlv(0x04, certHash[:])))))),
 	}, nil)
 	sig := ed25519.Sign(s.key, tlv(0x31, attrs))
-	skid := sha256.Sum256(s.key.Public().(ed25519.PublicKey))
+	pub, _ := s.key.Public().(ed25519.PublicKey) // an ed25519.PrivateKey's public key is always one
+	skid := sha256.Sum256(pub)
 	signer := seq(
 		tlv(0x02, []byte{3}),
 		tlv(0x80, skid[:20]),
