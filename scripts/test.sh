@@ -205,8 +205,8 @@ fuzz_all() {
 	./sidecar/page/ FuzzCancellationFile later
 	./sidecar/page/ FuzzRegistration later
 	./sidecar/approvalkube/ FuzzApprovalRequest later
-	./sidecar/ FuzzReadEvents later
-	./sidecar/ FuzzErrorBodyMessage later
+	./sidecar/upstream/ FuzzReadEvents later
+	./sidecar/upstream/ FuzzErrorBodyMessage later
 	./receipts/book/ FuzzVerifyOnEveryCore later
 	./receipts/book/ FuzzBlankHybridSignatures later
 	./receipts/book/ FuzzVerifyEntries later
