@@ -213,8 +213,8 @@ fuzz_all() {
 	./sidecar/page/ FuzzParseCode later
 	./sidecar/page/ FuzzCodeCheck later
 	./sidecar/approvalkube/ FuzzApprovalRequest later
-	./sidecar/ FuzzReadEvents later
-	./sidecar/ FuzzErrorBodyMessage later
+	./sidecar/upstream/ FuzzReadEvents later
+	./sidecar/upstream/ FuzzErrorBodyMessage later
 	./receipts/book/ FuzzVerifyOnEveryCore later
 	./receipts/book/ FuzzBlankHybridSignatures later
 	./receipts/book/ FuzzVerifyEntries later

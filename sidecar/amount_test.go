@@ -1,12 +1,9 @@
 package sidecar
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"regexp"
 	"testing"
-	"time"
 
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 )
@@ -99,69 +96,6 @@ func FuzzReadAmount(f *testing.F) {
 }
 
 const maxSafeInt = 1<<53 - 1
-
-var traceIDForm = regexp.MustCompile(`^[0-9a-f]{32}$`)
-
-// traceID is the trace id the stub names for a call whose _meta holds
-// traceparent: the one of the span context extracted from it.
-func traceID(traceparent string) string {
-	params, err := json.Marshal(map[string]any{"name": "x", "_meta": map[string]any{"traceparent": traceparent}})
-	if err != nil {
-		panic(err)
-	}
-	ct := &callTelemetry{parent: extractParent(context.Background(), params)}
-	return ct.traceIDOf()
-}
-
-func TestTraceID(t *testing.T) {
-	cases := map[string]string{
-		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01": "4bf92f3577b34da6a3ce929d0e0e4736",
-		"00-00000000000000000000000000000000-00f067aa0ba902b7-01": "",
-		"00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01": "",
-		"00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01": "",
-		// A later version is read as W3C Trace Context says; ff is not one.
-		"01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01":  "4bf92f3577b34da6a3ce929d0e0e4736",
-		"ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01":  "",
-		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01 ": "",
-		"": "",
-	}
-	for in, want := range cases {
-		if got := traceID(in); got != want {
-			t.Errorf("traceID(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-func FuzzTraceID(f *testing.F) {
-	f.Add("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
-	f.Add("00--")
-	f.Fuzz(func(t *testing.T, s string) {
-		id := traceID(s)
-		if id == "" {
-			return
-		}
-		if !traceIDForm.MatchString(id) || len(s) < 55 || s[3:35] != id {
-			t.Fatalf("traceID(%q) = %q", s, id)
-		}
-	})
-}
-
-func TestDenialLimiterSlidingHour(t *testing.T) {
-	l := newDenialLimiter(2, nil)
-	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	steps := []struct {
-		at   time.Duration
-		want bool
-	}{
-		{0, true}, {time.Minute, true}, {2 * time.Minute, false},
-		{59 * time.Minute, false}, {60 * time.Minute, true}, {61 * time.Minute, true}, {62 * time.Minute, false},
-	}
-	for _, s := range steps {
-		if got := l.allow(t0.Add(s.at)); got != s.want {
-			t.Errorf("at +%v: allow %v, want %v", s.at, got, s.want)
-		}
-	}
-}
 
 func TestCallIDsUniqueAndUnguessable(t *testing.T) {
 	var ids callIDs

@@ -1,7 +1,6 @@
 package sidecar_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,7 +19,6 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
 	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/approval"
-	"github.com/seed-6e06167c/mcp-executor/sidecar/cli"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
 )
@@ -65,14 +63,7 @@ func waitRequests(t *testing.T, h *harness, n int) []approval.File {
 // runExecutor runs the built binary with args and returns its stdout and exit code.
 func runExecutor(t *testing.T, args ...string) (string, int) {
 	t.Helper()
-	if executorBin == "" {
-		// Sessions in this process (MCP_EXECUTOR_TEST_INPROCESS): the same
-		// commands, run in this process.
-		var out bytes.Buffer
-		code := cli.Main(context.Background(), cli.Env{Args: args, Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out})
-		return out.String(), code
-	}
-	cmd := exec.Command(executorBin, args...)
+	cmd := exec.Command(commandsBin, args...)
 	out, err := cmd.Output()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {

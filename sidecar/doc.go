@@ -1,14 +1,22 @@
-// Package sidecar is the executor itself: it stands between an agent's MCP
-// client and one MCP tool server, passes every message that is not a tool
-// call through unchanged (under ids of its own towards the server), and
-// judges every tools/call against the person's signed permission (the
-// slip) before anything reaches the server.
+// Package sidecar is the executor's engine: it stands between an agent's
+// MCP client and its MCP tool servers, passes every message that is not a
+// tool call through unchanged (under ids of its own towards the server),
+// and judges every tools/call against the person's signed permission (the
+// slip) before anything reaches the server, and records it.
 //
 // One [Executor] serves a process ([Open]: settings, the agent's and the
 // executor's keys, the slip, the book with its check before acting, the
 // copy, the rules on content, recovery at start); each agent connection is
-// a [Session] with its own tool-server process ([Executor.Serve]).
-// [RunStdio] runs one session over standard input and output.
+// a [Session] with its own tool servers ([Executor.ServeConn], the client
+// reached by any transport through a [ClientConn]; [Executor.Serve] for
+// lines on a reader and a writer).
+//
+// The engine knows no transport. How clients reach it (stdio, the Unix
+// socket) is sidecar/front; the tool servers behind it (a process, an HTTP
+// connection, the router) are sidecar/upstream, which take each line with
+// its reading; a call held for approval is a sidecar/held call; its spans
+// and metrics are sidecar/telemetry's; the tool rules, quotas and
+// redaction sidecar/policy's.
 //
 // # The call path
 //

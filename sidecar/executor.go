@@ -1,6 +1,7 @@
 package sidecar
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"sync"
@@ -11,10 +12,15 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/seed-6e06167c/mcp-executor/copylog"
+	"github.com/seed-6e06167c/mcp-executor/internal/faultinject"
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
 	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/approval"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/contentrules"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/held"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/policy"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/telemetry"
 )
 
 // Executor is the judge and scribe of one process: it holds the settings,
@@ -32,12 +38,15 @@ type Executor struct {
 	copy    *copylog.Log
 	rules   *contentrules.Rules // nil without a rules file
 	rulesFP string              // "" without a rules file
-	denials *denialLimiter
-	tel     *telemetry  // tracer and instruments (telemetry.go)
-	pol     *policy     // tool rules, quotas, redaction; set by begin
-	seed    *policySeed // from the copy's read at start, for begin's newPolicy; nil after
-	appr    *approvals  // nil when no call is held for approval (hold.go)
-	pk      *passkeys   // passkey approvals and the slip's cancellation (passkeyhold.go)
+	denials *policy.Denials
+	tel     *telemetry.Telemetry
+	pol     *policy.Policy // tool rules, quotas, redaction; set by begin
+	seed    *policy.Seed   // from the copy's read at start, for begin's policy.New; nil after
+	hub     *approval.Hub  // the approvals hub; nil when no call is held for approval (hold.go)
+	holds   *held.Holds    // the calls held for approval, and the slip's cancellation (cancel.go)
+	kept    held.Kept      // approvals kept for the calls about to be sent with them
+	// stopWatch stops watching for the slip's cancellation; nil when not watching.
+	stopWatch func()
 
 	admitMu  sync.Mutex // the order calls are judged, sent and written in
 	lastWhen time.Time  // the latest stub time handed out (never goes back)
@@ -76,17 +85,18 @@ var ErrStopped = errors.New("the executor takes no more calls until it is starte
 // newExecutor wires the parts together.
 func newExecutor(log *slog.Logger, set *settings.Settings, slipFP string, agent, exec jwk.Signer, bk *book.Book, cp *copylog.Log, rules *contentrules.Rules, rulesFP string, tp trace.TracerProvider, mp metric.MeterProvider) *Executor {
 	log = orDiscard(log)
-	tel := newTelemetry(tp, mp)
-	agent = newBoundedSigner(signFault(agent), keysAgent, set.SignTimeout, set.SignTries, log).observed(tel)
-	exec = newBoundedSigner(signFault(exec), keysExec, set.SignTimeout, set.SignTries, log).observed(tel)
+	tel := telemetry.New(tp, mp)
+	agent = newBoundedSigner(faultinject.Signer(agent), telemetry.KeysAgent, set.SignTimeout, set.SignTries, log).observed(tel)
+	exec = newBoundedSigner(faultinject.Signer(exec), telemetry.KeysExec, set.SignTimeout, set.SignTries, log).observed(tel)
 	e := &Executor{
 		tel: tel,
 		log: log, set: set, slipFP: slipFP, agent: agent, exec: exec, book: bk, ledger: bk.Ledger(), copy: cp,
 		rules: rules, rulesFP: rulesFP,
 		stoppedCh: make(chan struct{}),
-		fullAt:    fullAtFault(fullAt), bookFullCh: make(chan struct{}),
+		holds:     held.NewHolds(slipFP), kept: held.Kept{Dir: set.Approvals.Queue},
+		fullAt: faultinject.FullAt(fullAt), bookFullCh: make(chan struct{}),
 	}
-	e.denials = newDenialLimiter(set.DenialsPerHour, func(n int64) {
+	e.denials = policy.NewDenials(set.DenialsPerHour, func(n int64) {
 		if err := e.copyAppend(copylog.Line{Kind: copylog.KindDenialsFolded, Count: n}); err != nil {
 			e.stop("the copy could not be written: " + err.Error())
 		}
@@ -99,9 +109,11 @@ func newExecutor(log *slog.Logger, set *settings.Settings, slipFP string, agent,
 func (e *Executor) Close() error {
 	e.closeOnce.Do(func() {
 		e.commits.Wait()
-		e.denials.close()
+		e.denials.Close()
 		e.closeApprovals()
-		e.closePasskeys()
+		if e.stopWatch != nil {
+			e.stopWatch()
+		}
 		if e.closer != nil {
 			e.closeErr = e.closer()
 		}
@@ -141,4 +153,43 @@ func (e *Executor) stubTime() time.Time {
 	}
 	e.lastWhen = now
 	return now
+}
+
+// copyAppend appends lines to the copy durably, counting them by kind.
+func (e *Executor) copyAppend(lines ...copylog.Line) error {
+	return e.countCopyLines(e.copy.Append(lines...), lines)
+}
+
+// copyAppendUnsynced appends lines the next start rebuilds when they are
+// lost (copylog.Log.AppendUnsynced), counting them by kind.
+func (e *Executor) copyAppendUnsynced(lines ...copylog.Line) error {
+	return e.countCopyLines(e.copy.AppendUnsynced(lines...), lines)
+}
+
+func (e *Executor) countCopyLines(err error, lines []copylog.Line) error {
+	if err == nil {
+		for _, ln := range lines {
+			e.tel.CopyLine(string(ln.Kind))
+		}
+	}
+	return err
+}
+
+// bookAppended counts an entry appended to the book and its bytes.
+func (e *Executor) bookAppended(ctx context.Context, kind string, line book.Line) {
+	n := int64(0)
+	if b, err := line.Bytes(); err == nil {
+		n = int64(len(b)) + 1
+	}
+	e.tel.BookEntry(ctx, kind, n)
+}
+
+// bookAppendedSigned counts a stub line AppendSigned wrote and its bytes
+// (measured, not put together again).
+func (e *Executor) bookAppendedSigned(ctx context.Context, line book.SignedStub) {
+	n := int64(0)
+	if l, err := line.Len(); err == nil {
+		n = int64(l) + 1
+	}
+	e.tel.BookEntry(ctx, "stub", n)
 }

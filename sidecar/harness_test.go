@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -112,11 +113,7 @@ func launchArgs(t testing.TB, env *devsetup.Env, extra ...string) *harness {
 		outR, outW := io.Pipe()
 		h.in, h.out = inW, bufio.NewReader(outR)
 		go func() {
-			err := sidecar.RunStdio(context.Background(), sidecar.StdioOptions{
-				ConfigPath: env.SettingsPath, Stdin: inR, Stdout: outW, Stderr: h.stderr,
-				Logger:         slog.New(slog.NewJSONHandler(h.stderr, nil)),
-				ApproveSession: slices.Contains(extra, "--approve-session"),
-			})
+			err := runInProcess(env, inR, outW, h.stderr, slices.Contains(extra, "--approve-session"))
 			outW.Close()
 			inR.Close()
 			code := 0
@@ -141,6 +138,22 @@ func launchArgs(t testing.TB, env *devsetup.Env, extra ...string) *harness {
 		}
 	})
 	return h
+}
+
+// runInProcess runs one session of the executor in this process, as the
+// stdio command does (sidecar/front.RunStdio, which the engine's tests do
+// not import: the front is above the engine).
+func runInProcess(env *devsetup.Env, in io.Reader, out io.Writer, stderr *syncbuf.Buffer, approveSession bool) error {
+	e, err := sidecar.Open(context.Background(), sidecar.OpenOptions{ConfigPath: env.SettingsPath,
+		Logger: slog.New(slog.NewJSONHandler(stderr, nil)), ApproveSession: approveSession})
+	if err != nil {
+		return err
+	}
+	err = e.Serve(context.Background(), in, out, stderr)
+	if why := e.StopReason(); why != "" {
+		err = fmt.Errorf("%w: %s", sidecar.ErrStopped, why)
+	}
+	return errors.Join(err, e.Close())
 }
 
 // client connects a go-sdk client to the executor.

@@ -27,9 +27,11 @@ const (
 	recordEnv     = "MCP_EXECUTOR_TEST_RECORD" // file the server copies every line it reads to
 )
 
-// executorBin is the built mcp-executor, "" when it could not be built
-// (the tests then run the session in this process over pipes).
-var executorBin string
+// executorBin is the built mcp-executor the sessions run in; "" when the
+// sessions run in this process over pipes (MCP_EXECUTOR_TEST_INPROCESS).
+// commandsBin is the built mcp-executor the other commands (verify,
+// compare, approve, tools) run as, in both modes.
+var executorBin, commandsBin string
 
 func TestMain(m *testing.M) {
 	switch os.Getenv(testServerEnv) {
@@ -57,10 +59,6 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	bin := filepath.Join(dir, "mcp-executor")
-	if os.Getenv("MCP_EXECUTOR_TEST_INPROCESS") != "" {
-		// Run every session in this process (for -race over the session code).
-		os.Exit(m.Run())
-	}
 	// Under -race the executor binary is built with the race detector too, so the engine's
 	// goroutines are checked in every end-to-end test.
 	args := []string{"build", "-o", bin}
@@ -72,7 +70,10 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "sidecar tests: building ./cmd/mcp-executor: %v\n%s\n", err, out)
 		os.Exit(1)
 	}
-	executorBin = bin
+	commandsBin = bin
+	if os.Getenv("MCP_EXECUTOR_TEST_INPROCESS") == "" {
+		executorBin = bin
+	} // else every session runs in this process (for -race over the session code)
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -131,6 +132,13 @@ func recordingStdin() io.ReadCloser {
 
 // runSDKServer is a go-sdk MCP server on stdio with a few tools.
 func runSDKServer() {
+	if err := newSDKServer().Run(context.Background(), &mcp.IOTransport{Reader: recordingStdin(), Writer: nopWriteCloser{os.Stdout}}); err != nil {
+		fmt.Fprintln(os.Stderr, "test server:", err)
+	}
+}
+
+// newSDKServer is the go-sdk test server's tools, on any transport.
+func newSDKServer() *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "test-server", Version: "1"}, nil)
 	obj := map[string]any{"type": "object"}
 	text := func(s string) *mcp.CallToolResult {
@@ -166,9 +174,7 @@ func runSDKServer() {
 		os.Exit(3)
 		return nil, nil
 	})
-	if err := s.Run(context.Background(), &mcp.IOTransport{Reader: recordingStdin(), Writer: nopWriteCloser{os.Stdout}}); err != nil {
-		fmt.Fprintln(os.Stderr, "test server:", err)
-	}
+	return s
 }
 
 type nopWriteCloser struct{ io.Writer }

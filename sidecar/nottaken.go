@@ -27,7 +27,7 @@ func notTakenBookFull(why string) notTaken { return notTaken{"book-full", "not t
 
 // replyNotTaken answers the request id 1001 for nt and counts it.
 func (s *Session) replyNotTaken(id []byte, nt notTaken) {
-	s.e.notTakenAnswered(nt.label)
+	s.e.tel.NotTakenAnswered(nt.label)
 	s.replyError(id, wire.CodeNotTaken, nt.message, nil)
 }
 

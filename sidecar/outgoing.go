@@ -18,8 +18,8 @@ func (tc *toolCall) outgoing(line []byte, m *wire.Message) ([]byte, *wire.Messag
 	if tc.s.e.set.CallIDInMeta {
 		callID = []wire.Member{{Key: wire.MetaCallID, Value: tc.ourID}}
 	}
-	trace := tc.traceMeta()
-	id := jsonString(tc.ourID)
+	trace := tc.tel.ToServer(tc.tool, tc.ourID)
+	id := wire.Quote(tc.ourID)
 	if out, om, err := wire.EditRequest(line, m, id, append(callID, trace...)); err == nil {
 		return out, om
 	}
@@ -55,20 +55,4 @@ func (tc *toolCall) outgoing(line []byte, m *wire.Message) ([]byte, *wire.Messag
 		return wire.SpliceID(line, m.IDSpan, id), nil
 	}
 	return out, om
-}
-
-// lineTaker is a toolServer that takes the session's lines with their
-// reading (the router, route.go): a line crosses no pipe and is not read
-// again. m is nil where the session has no reading of the line.
-type lineTaker interface {
-	takeLine(line []byte, m *wire.Message) error
-}
-
-// toSrvLine hands a line to the tool server: to a lineTaker with its
-// reading, else written to the server's input.
-func (s *Session) toSrvLine(line []byte, m *wire.Message) error {
-	if s.taker != nil {
-		return s.taker.takeLine(line, m)
-	}
-	return s.toSrv.WriteLine(line)
 }

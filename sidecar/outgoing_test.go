@@ -13,6 +13,7 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/telemetry"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
 )
 
@@ -44,11 +45,11 @@ func TestOutgoing(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var log bytes.Buffer
-			tel := newTelemetry(tracenoop.NewTracerProvider(), metricnoop.NewMeterProvider())
+			tel := telemetry.New(tracenoop.NewTracerProvider(), metricnoop.NewMeterProvider())
 			if c.trace {
 				tracer := sdktrace.NewTracerProvider(sdktrace.WithSyncer(tracetest.NewInMemoryExporter()))
 				defer func() { _ = tracer.Shutdown(context.Background()) }()
-				tel = newTelemetry(tracer, metricnoop.NewMeterProvider())
+				tel = telemetry.New(tracer, metricnoop.NewMeterProvider())
 			}
 			s := &Session{e: &Executor{tel: tel, set: &settings.Settings{CallIDInMeta: c.callID}}, ctx: context.Background(),
 				log: slog.New(slog.NewTextHandler(&log, nil))}
@@ -56,8 +57,8 @@ func TestOutgoing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tc := &toolCall{s: s, ourID: "provared-1-x", tool: "echo"}
-			tc.ctx, tc.span, tc.tele = s.startCall(m)
+			tc := &toolCall{s: s, ourID: "provared-1-x", tool: "echo", call: wire.ReadCall([]byte(c.line), m)}
+			tc.tel = tel.StartCall(context.Background(), m, &tc.call, "session")
 			out, om := tc.outgoing([]byte(c.line), m)
 			im, err := wire.Inspect(out)
 			if err != nil {

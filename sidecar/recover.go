@@ -99,3 +99,48 @@ func stubsByCall(path string) (map[string]string, error) {
 	}
 	return out, nil
 }
+
+// recoverApproved writes the late stub of an approved call: exactly the
+// details its approval names, with the approval on its line (the
+// written-late and error documents stay in the copy). It reports whether
+// the call had a kept approval.
+func (e *Executor) recoverApproved(ctx context.Context, sent copylog.Line) (bool, error) {
+	rec, err := e.kept.Read(sent.Call)
+	if err != nil || rec == nil {
+		return false, err
+	}
+	when := sent.When.UTC().Truncate(time.Second)
+	p := book.Proposal{Slip: e.slipFP, Action: sent.Action, Amount: sent.Amount, With: e.set.Service, Details: sent.Details, When: when, Approval: rec}
+	h, d := e.ledger.Reserve(p)
+	if !d.Allowed {
+		return true, fmt.Errorf("the receipt of approved call %s, sent %s, cannot be written: the check before acting refuses it (%v)",
+			sent.Call, canon.FormatTime(when), decisionCodes(d))
+	}
+	pos, err := h.Position(ctx)
+	var line book.SignedStub
+	if err == nil {
+		f := receipt.StubFields{Slip: e.slipFP, Seq: pos.Seq, Previous: pos.Previous, Action: sent.Action, Amount: sent.Amount,
+			With: e.set.Service, Details: sent.Details, When: when, Approval: rec.Fingerprint}
+		line, err = f.SignLine(ctx, e.agent, e.exec, time.Now().UTC())
+	}
+	if err == nil {
+		line.Approval = rec
+		err = e.book.AppendSigned(h, line)
+	}
+	if err != nil {
+		h.Release()
+		return true, fmt.Errorf("writing the receipt of approved call %s: %w", sent.Call, err)
+	}
+	if err := e.copy.Append(copylog.Line{Kind: copylog.KindLateReceipt, Call: sent.Call, Stub: line.Fingerprint()}); err != nil {
+		return true, fmt.Errorf("writing the copy: %w", err)
+	}
+	if when.After(e.lastWhen) {
+		e.lastWhen = when
+	}
+	if err := e.kept.Forget(sent.Call); err != nil {
+		e.log.Warn("a kept approval could not be removed", slog.String("call", sent.Call), slog.String("error", err.Error()))
+	}
+	e.log.Warn("wrote the receipt of an approved call the executor was sending when it stopped",
+		slog.String("call", sent.Call), slog.String("stub", line.Fingerprint()))
+	return true, nil
+}

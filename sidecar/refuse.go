@@ -10,6 +10,8 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
 	"github.com/seed-6e06167c/mcp-executor/receipts/record"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/policy"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/telemetry"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
 )
 
@@ -30,7 +32,7 @@ type refusal struct {
 func (s *Session) refuse(tc *toolCall, r refusal) {
 	e := s.e
 	defer s.release(tc)
-	tc.decide(DecisionRefused)
+	tc.tel.Decide(telemetry.DecisionRefused)
 	if r.refused == "" {
 		r.refused = r.reason
 	}
@@ -38,11 +40,11 @@ func (s *Session) refuse(tc *toolCall, r refusal) {
 	denialFP := ""
 	capped := false
 	unwritten := "" // why no denial is in the book
-	if e.denials.allow(now) {
+	if e.denials.Allow(now) {
 		f := receipt.DenialFields{Slip: e.slipFP, Action: r.action, Amount: r.amount, Reason: r.reason, By: e.set.Name, When: now}
 		line, err := f.Sign(tc.ctx, e.exec)
 		if err == nil {
-			err = tc.durable(fileBook, func() error { return e.book.Append(line) })
+			err = tc.tel.Durable(telemetry.FileBook, func() error { return e.book.Append(line) })
 		}
 		if err == nil {
 			e.bookAppended(tc.ctx, "denial", line)
@@ -63,7 +65,7 @@ func (s *Session) refuse(tc *toolCall, r refusal) {
 	}
 	if capped {
 		// Past the hourly cap: counted, and one copy line per interval holds the count.
-		e.denials.fold()
+		e.denials.Fold()
 	} else {
 		s.appendCopy(copylog.Line{Kind: copylog.KindDenial, When: now, Call: tc.ourID, Tool: tc.tool, Action: r.action,
 			Reason: r.reason, Codes: r.codes, Slip: e.slipFP, Refusal: denialFP, Rules: e.rulesFP, Rule: ruleFP, Unwritten: unwritten})
@@ -88,7 +90,7 @@ func (s *Session) refuse(tc *toolCall, r refusal) {
 		s.replyCallNotTaken(tc, notTakenRefusalNotWritten)
 		return
 	}
-	tc.refused(r.refused, denialFP)
+	tc.tel.Refused(r.refused, denialFP)
 	s.logCall(tc, "call refused", slog.String("refused", r.refused), slog.String("codes", strings.Join(r.codes, ",")),
 		slog.Bool("denialWritten", denialFP != ""))
 	s.answerCall(tc, wire.ResultLine(tc.clientID, result))
@@ -134,4 +136,36 @@ func slipWhy(d book.Decision) string {
 		why += " (" + strings.Join(c, ", ") + ")"
 	}
 	return why
+}
+
+// reserveQuota counts the call against its rule's quota; a full quota
+// refuses it (with a denial) and reports false.
+func (s *Session) reserveQuota(tc *toolCall, rule policy.Rule) bool {
+	if rule.Quota == nil {
+		return true
+	}
+	res, err := s.e.pol.ReserveQuota(tc.tool, *rule.Quota)
+	if err != nil {
+		s.refuse(tc, refusal{action: rule.Action, reason: "other", refused: policy.CodeQuota, codes: []string{policy.CodeQuota}, why: err.Error()})
+		return false
+	}
+	tc.quota = res
+	return true
+}
+
+// refuseByRule refuses a call whose rule says "refuse": true.
+func (s *Session) refuseByRule(tc *toolCall, rule policy.Rule) {
+	action := rule.Action
+	if action == "" {
+		action = policy.ActionRefused
+	}
+	s.refuse(tc, refusal{action: action, reason: "other", refused: policy.CodeRefusedByRule, codes: []string{policy.CodeRefusedByRule},
+		why: "the executor's settings refuse the tool " + quote(tc.tool) + " (rule " + rule.Decision.Label() + ")"})
+}
+
+// serverOf names the server a tool name routes to, "" with the single
+// "server" form.
+func (e *Executor) serverOf(tool string) string {
+	server, _, _ := e.set.Route(tool)
+	return server
 }

@@ -6,13 +6,12 @@ import (
 	"log/slog"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-
 	"github.com/seed-6e06167c/mcp-executor/copylog"
+	"github.com/seed-6e06167c/mcp-executor/internal/faultinject"
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
 	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
 	"github.com/seed-6e06167c/mcp-executor/receipts/record"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/telemetry"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
 )
 
@@ -83,7 +82,7 @@ func (e *Executor) commit(tc *toolCall, tip *chainTip) (rest func()) {
 	out := tc.out
 	switch out.kind {
 	case outNotSent:
-		tc.decide(DecisionNoRecord)
+		tc.tel.Decide(telemetry.DecisionNoRecord)
 		tc.hold.Release()
 		e.forgetApproval(tc)
 		return func() {
@@ -91,7 +90,7 @@ func (e *Executor) commit(tc *toolCall, tip *chainTip) (rest func()) {
 			s.release(tc)
 		}
 	case outWithdrawn:
-		tc.decide(DecisionWithdrawn)
+		tc.tel.Decide(telemetry.DecisionWithdrawn)
 		tc.hold.Release()
 		e.forgetApproval(tc)
 		return func() {
@@ -99,7 +98,7 @@ func (e *Executor) commit(tc *toolCall, tip *chainTip) (rest func()) {
 			s.release(tc)
 		}
 	}
-	faultPoint("after-answer")
+	faultinject.Point("after-answer")
 	doc := out.document()
 	if e.bookBroken.Load() {
 		tc.hold.Release()
@@ -150,7 +149,7 @@ func (e *Executor) signFailed(tc *toolCall, doc record.Detail, err error) (rest 
 // breaks the book) can leave that place to another. broken is true when an
 // earlier stub could not be written: this one is then not appended.
 func (e *Executor) signAt(tc *toolCall, f receipt.StubFields, prep receipt.PreparedStub) (line book.SignedStub, broken bool, err error) {
-	endSign := tc.child(spanSign)
+	endSign := tc.tel.Child(telemetry.SpanSign)
 	line, err = prep.Sign(tc.ctx, e.agent, e.exec, time.Now().UTC())
 	endSign(err)
 	if err != nil {
@@ -188,28 +187,27 @@ func (e *Executor) finishCommit(tc *toolCall, f receipt.StubFields, prep receipt
 		return
 	}
 	line.Approval = tc.approval
-	err = tc.durable(fileBook, func() error { return e.book.AppendSigned(tc.hold, line) })
+	err = tc.tel.Durable(telemetry.FileBook, func() error { return e.book.AppendSigned(tc.hold, line) })
 	if err != nil {
 		e.bookBroken.Store(true)
 		e.stop("the book could not be written: " + err.Error())
 		e.notWritten(tc, doc, err.Error())
 		return
 	}
-	faultPoint("after-stub")
+	faultinject.Point("after-stub")
 	e.forgetApproval(tc)
 	stubFP := line.Fingerprint()
-	tc.decide(DecisionAllowed)
-	tc.span.SetAttributes(attribute.String(AttrStub, stubFP))
+	tc.tel.Decide(telemetry.DecisionAllowed)
+	tc.tel.Stub(stubFP)
 	switch {
 	case out.kind == outResult || out.kind == outError || out.kind == outUnreadable && out.line != nil:
 		s.answerCall(tc, wire.SpliceID(out.line, out.idSpan, tc.clientID))
 		s.logCall(tc, "call answered", slog.String("stub", stubFP), slog.Bool("serverError", out.kind == outError),
 			slog.Bool("unreadable", out.kind == outUnreadable))
 	default: // no answer, or one that cannot reach the client as it is
-		tc.span.SetAttributes(attribute.String(AttrErrorType, outcomeErrorType(out.kind)))
-		tc.span.SetStatus(codes.Error, out.noAnswerText())
+		tc.tel.NoAnswer(outcomeErrorType(out.kind), out.noAnswerText())
 		data := []byte(`{"red.prova/stub":`)
-		data = append(append(data, jsonString(stubFP)...), '}')
+		data = append(append(data, wire.Quote(stubFP)...), '}')
 		s.replyCallError(tc, wire.CodeNoAnswer, out.noAnswerText(), data)
 		s.logCall(tc, "call had no answer", slog.String("stub", stubFP), slog.String("why", out.noAnswerText()))
 	}
@@ -218,9 +216,9 @@ func (e *Executor) finishCommit(tc *toolCall, f receipt.StubFields, prep receipt
 	// durable, and a stop before this line is durable leaves a call the
 	// next start finds in the book (a late-receipt line), never one it
 	// writes or sends again.
-	faultPoint("after-answer-sent")
+	faultinject.Point("after-answer-sent")
 	if err := e.copyAppendUnsynced(copylog.Line{Kind: copylog.KindReceipt, Call: tc.ourID, Stub: stubFP,
-		Outcome: &doc, Server: tc.serverTime()}); err != nil {
+		Outcome: &doc, Server: tc.tel.ServerTime()}); err != nil {
 		e.stop("the copy could not be written: " + err.Error())
 	}
 	e.bookAppendedSigned(tc.ctx, line)
@@ -244,9 +242,6 @@ func (e *Executor) writeStub(ctx context.Context, h *book.Reservation, f receipt
 	return line.Fingerprint(), nil
 }
 
-// AttrStub is the span attribute naming a call's stub.
-const AttrStub = "mcp_executor.stub"
-
 // notWritten records in the copy what the executor knew of a call whose
 // receipt could not be written (the next start writes it from this line)
 // and tells the client.
@@ -257,9 +252,8 @@ func (e *Executor) notWritten(tc *toolCall, doc record.Detail, why string) {
 		Outcome: &doc, Reason: why}); err != nil {
 		e.stop("the copy could not be written: " + err.Error())
 	}
-	tc.decide(DecisionAllowed) // it was sent; its receipt is written at the next start
-	tc.span.SetAttributes(attribute.String(AttrErrorType, "receipt-not-written"))
-	tc.span.SetStatus(codes.Error, "receipt not written")
+	tc.tel.Decide(telemetry.DecisionAllowed) // it was sent; its receipt is written at the next start
+	tc.tel.ReceiptNotWritten()
 	tc.log().Error("the receipt of a call could not be written", slog.String("why", why))
-	s.replyCallError(tc, codeInternalError, "the receipt of this call could not be written; the executor takes no more calls until it is started again", nil)
+	s.replyCallError(tc, wire.CodeInternalError, "the receipt of this call could not be written; the executor takes no more calls until it is started again", nil)
 }

@@ -1,34 +1,25 @@
 package sidecar
 
 import (
+	"bytes"
 	"container/list"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/held"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/telemetry"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/upstream"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
 )
-
-// toolServer is one session's running tool-server process.
-type toolServer interface {
-	// Input is the server's standard input.
-	Input() io.Writer
-	// Output is the server's standard output.
-	Output() io.Reader
-	// Stop closes the server's input, waits the settings' shutdownWait,
-	// then ends its process group (SIGTERM, then SIGKILL).
-	Stop(ctx context.Context) error
-	// Wait waits for the process to exit and returns its exit code.
-	Wait() (int, error)
-	// Done is closed when the process has exited.
-	Done() <-chan struct{}
-}
 
 // maxForgotten is how many requests other than tool calls may wait for the
 // server's answer before the oldest is forgotten.
@@ -57,28 +48,25 @@ type Session struct {
 	e   *Executor
 	log *slog.Logger
 
-	client *wire.Reader
-	out    *wire.Writer // to the client
-	srv    toolServer
-	toSrv  *wire.Writer
-	taker  lineTaker // srv, when it takes lines with their reading (the router); every line then goes to it
-	ids    callIDs
+	conn ClientConn      // the client
+	srv  upstream.Server // the tool server, or the router in front of several
+	ids  callIDs
 
-	mu               sync.Mutex
-	requests         map[string]*passRequest // by our id
-	order            *list.List              // our ids of requests, oldest first
-	lists            int                     // tools/list requests waiting
-	reqByCli         map[string]string       // client id → our id, requests other than tool calls
-	calls            map[string]*toolCall    // by our id: sent, not yet answered
-	callsByCli       map[string]*toolCall    // client id → tool call waiting or sent
-	ended            map[string]struct{}     // our ids of tool calls that ended
-	endedOrder       []string
-	waiting          int           // tool calls taken and not yet finished
-	idle             chan struct{} // closed (and cleared) when waiting reaches 0; set by drainCalls
-	serverGone       bool
-	callsWG          sync.WaitGroup
-	dropped          atomic.Int64 // lines from the server dropped, never handed to the client
-	sessionTelemetry              // its id for the spans (telemetry.go)
+	mu         sync.Mutex
+	requests   map[string]*passRequest // by our id
+	order      *list.List              // our ids of requests, oldest first
+	lists      int                     // tools/list requests waiting
+	reqByCli   map[string]string       // client id → our id, requests other than tool calls
+	calls      map[string]*toolCall    // by our id: sent, not yet answered
+	callsByCli map[string]*toolCall    // client id → tool call waiting or sent
+	ended      map[string]struct{}     // our ids of tool calls that ended
+	endedOrder []string
+	waiting    int           // tool calls taken and not yet finished
+	idle       chan struct{} // closed (and cleared) when waiting reaches 0; set by drainCalls
+	serverGone bool
+	callsWG    sync.WaitGroup
+	dropped    atomic.Int64        // lines from the server dropped, never handed to the client
+	telID      telemetry.SessionID // its id for the spans
 
 	// sending holds the calls admit has started sending (only admit
 	// touches it until admitQ is closed): at the end of the client's input
@@ -88,19 +76,17 @@ type Session struct {
 	admitQ   chan *toolCall
 	orderMu  sync.Mutex    // guards lastSent and sending: admit and approvals (hold.go) send
 	lastSent chan struct{} // the sentDone of the last call admitted
-	peer     clientState   // what initialize said of the client, and elicitations asked (hold.go)
+	client   *held.Client  // the client as a channel to ask a person through: its initialize, elicitations asked
 	ctx      context.Context
 }
 
-// NewSession makes a session between a client (in, out) and a running tool
-// server. Run it with [Session.Run].
-func (e *Executor) NewSession(in io.Reader, out io.Writer, srv toolServer) *Session {
-	return &Session{
+// NewSession makes a session between a client and a running tool server
+// (or the router in front of several). Run it with [Session.Run].
+func (e *Executor) NewSession(c ClientConn, srv upstream.Server) *Session {
+	s := &Session{
 		e: e, log: e.log,
-		client:     wire.NewReader(in),
-		out:        wire.NewWriter(out),
+		conn:       c,
 		srv:        srv,
-		toSrv:      wire.NewWriter(srv.Input()),
 		requests:   map[string]*passRequest{},
 		order:      list.New(),
 		reqByCli:   map[string]string{},
@@ -108,14 +94,10 @@ func (e *Executor) NewSession(in io.Reader, out io.Writer, srv toolServer) *Sess
 		callsByCli: map[string]*toolCall{},
 		ended:      map[string]struct{}{},
 		admitQ:     make(chan *toolCall, e.set.MaxWaiting+1),
-		taker:      takerOf(srv),
 	}
-}
-
-// takerOf is srv as a lineTaker; nil when it is not one.
-func takerOf(srv toolServer) lineTaker {
-	t, _ := srv.(lineTaker)
-	return t
+	s.client = held.NewClient(s.toClient, IDPrefix+"ask-",
+		func() string { return s.ids.next()[len(IDPrefix):] }, s.log)
+	return s
 }
 
 // ExitError says the tool server exited: the executor exits with its code,
@@ -123,7 +105,7 @@ func takerOf(srv toolServer) lineTaker {
 type ExitError struct{ Code int }
 
 func (e *ExitError) Error() string {
-	return "the tool server exited with code " + itoa(e.Code)
+	return "the tool server exited with code " + strconv.Itoa(e.Code)
 }
 
 // Run serves the session until the client closes its side (nil) or the
@@ -155,7 +137,7 @@ func (s *Session) Run(ctx context.Context) error {
 		if err != nil {
 			s.log.Warn("reading from the client ended", slog.String("error", err.Error()))
 		}
-		s.clientEnded() // its elicitations (hold.go) get no answer now
+		s.client.Ended() // its elicitations get no answer now
 		// The client's input ended (or serve's drain ended it): every call
 		// read before it goes to the server and gets its outcome (an answer,
 		// its timeout, the server's end) before the server's input is
@@ -257,38 +239,32 @@ func (s *Session) serverEnded(ctx context.Context, serverDone <-chan struct{}) e
 	return &ExitError{Code: code}
 }
 
-// readClient handles the client's lines until its input ends.
+// readClient handles the client's lines until its input ends. A line that
+// is not acceptable is answered, and the next one read.
 func (s *Session) readClient() error {
 	for {
-		line, err := s.client.ReadLine()
-		if err != nil {
-			var tl *wire.TooLongError
-			if errors.As(err, &tl) {
-				s.log.Warn("a line from the client is over 16 MiB", slog.Int64("bytes", tl.Length))
-				s.replyError(nil, wire.CodeInvalidRequest, "line longer than 16 MiB", nil)
-				continue
-			}
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
+		line, m, err := s.conn.ReadMessage()
+		var tl *wire.TooLongError
+		var we *wire.Error
+		switch {
+		case err == nil:
+			s.fromClient(line, m)
+		case errors.As(err, &tl):
+			s.log.Warn("a line from the client is over 16 MiB", slog.Int64("bytes", tl.Length))
+			s.replyError(nil, wire.CodeInvalidRequest, "line longer than 16 MiB", nil)
+		case errors.As(err, &we):
+			s.log.Warn("a line from the client is not an acceptable message", slog.String("why", we.Reason))
+			s.replyError(we.ID, we.Code, we.Reason, nil)
+		case errors.Is(err, io.EOF):
+			return nil
+		default:
 			return err
 		}
-		s.fromClient(line)
 	}
 }
 
-func (s *Session) fromClient(line []byte) {
-	m, err := wire.Inspect(line)
-	if err != nil {
-		var we *wire.Error
-		if errors.As(err, &we) {
-			s.log.Warn("a line from the client is not an acceptable message", slog.String("why", we.Reason))
-			s.replyError(we.ID, we.Code, we.Reason, nil)
-			return
-		}
-		s.replyError(nil, wire.CodeInvalidRequest, "not an acceptable message", nil)
-		return
-	}
+// fromClient handles one of the client's lines, read as m.
+func (s *Session) fromClient(line []byte, m *wire.Message) {
 	switch m.Kind {
 	case wire.KindRequest:
 		if m.Method == "tools/call" {
@@ -296,7 +272,7 @@ func (s *Session) fromClient(line []byte) {
 			return
 		}
 		if m.Method == "initialize" {
-			s.noteInitialize(m)
+			s.client.NoteInitialize(m.Params)
 		}
 		s.forward(line, m)
 	case wire.KindNotification:
@@ -312,8 +288,8 @@ func (s *Session) fromClient(line []byte) {
 	case wire.KindResponse:
 		// The client's answer to the server's own request: its id is the
 		// server's, passed through unchanged; answers to the executor's
-		// own elicitations (hold.go) stay here.
-		if s.takeElicitReply(m) {
+		// own elicitations stay here.
+		if s.client.TakeReply(m) {
 			return
 		}
 		s.toServer(line, m)
@@ -330,7 +306,7 @@ func (s *Session) forward(line []byte, m *wire.Message) {
 		s.replyNotTaken(m.ID, notTakenListsWaiting)
 		return
 	}
-	r := &passRequest{ourID: ourID, clientID: clone(m.ID), filter: filter}
+	r := &passRequest{ourID: ourID, clientID: bytes.Clone(m.ID), filter: filter}
 	r.elem = s.order.PushBack(ourID)
 	s.requests[ourID] = r
 	s.reqByCli[string(m.ID)] = ourID
@@ -342,9 +318,9 @@ func (s *Session) forward(line []byte, m *wire.Message) {
 		s.forgetLocked(s.requests[oldest.Value.(string)]) //nolint:errcheck // order holds only the ids put in it (strings); anything else is a bug to panic on
 	}
 	s.mu.Unlock()
-	out, om, err := wire.EditRequest(line, m, jsonString(ourID), nil)
+	out, om, err := wire.EditRequest(line, m, wire.Quote(ourID), nil)
 	if err != nil { // a request: cannot be
-		out, om = wire.SpliceID(line, m.IDSpan, jsonString(ourID)), nil
+		out, om = wire.SpliceID(line, m.IDSpan, wire.Quote(ourID)), nil
 	}
 	s.toServer(out, om)
 }
@@ -406,7 +382,7 @@ func (s *Session) fromServer(line []byte) {
 	}
 	m := sl.Msg
 	if sl.Kind != wire.KindResponse {
-		s.toClient(line)
+		s.toClient(line, nil)
 		return
 	}
 	if !sl.IDIsString || !strings.HasPrefix(sl.ID, IDPrefix) {
@@ -436,7 +412,7 @@ func (s *Session) fromServer(line []byte) {
 			}
 			out = filtered
 		}
-		s.toClient(out)
+		s.toClient(out, r.clientID)
 	}
 }
 
@@ -444,7 +420,7 @@ func (s *Session) fromServer(line []byte) {
 // its size and SHA-256 only.
 func (s *Session) dropFromServer(line []byte, why string) {
 	n := s.dropped.Add(1)
-	s.e.lineDropped()
+	s.e.tel.LineDropped()
 	s.log.Warn("a line from the tool server is dropped", slog.String("why", why), wire.LineAttr(line), slog.Int64("dropped", n))
 }
 
@@ -499,7 +475,7 @@ func (s *Session) unreadableFromServer(line []byte, err error) {
 			id, span = line[we2.IDSpan.Start:we2.IDSpan.End], we2.IDSpan
 		}
 	}
-	ourID, ok := unquoteID(id)
+	ourID, ok := wire.Unquote(id)
 	if id == nil || !ok || !strings.HasPrefix(ourID, IDPrefix) {
 		s.dropFromServer(line, "not an acceptable message: "+we.Reason)
 		return
@@ -550,7 +526,7 @@ func (s *Session) filterTools(line []byte) (out []byte, ok bool) {
 		return nil, false
 	}
 	res, err := wire.FilterTools(m.Result, func(name string) bool {
-		return s.e.toolListed(name)
+		return s.e.pol.Listed(name)
 	})
 	if err != nil {
 		s.log.Warn("a tools/list result could not be filtered; it is not passed on", slog.String("error", wire.Cut(err.Error())), wire.LineAttr(line))
@@ -594,31 +570,46 @@ func (s *Session) clientCancelled(line []byte, m *wire.Message) {
 // sendCancelled tells the server a request under our id is cancelled.
 func (s *Session) sendCancelled(ourID, reason string) {
 	line := []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`)
-	line = append(line, jsonString(ourID)...)
+	line = append(line, wire.Quote(ourID)...)
 	line = append(line, `,"reason":`...)
-	line = append(line, jsonString(reason)...)
+	line = append(line, wire.Quote(reason)...)
 	line = append(line, "}}"...)
 	s.toServer(line, nil)
 }
 
-// toServer hands a line to the tool server; m is its reading, nil when the
-// session has none.
+// toServer hands a line to the tool server (see sendToServer).
 func (s *Session) toServer(line []byte, m *wire.Message) {
-	if err := s.toSrvLine(line, m); err != nil {
+	if err := s.sendToServer(line, m); err != nil {
 		s.log.Warn("writing to the tool server", slog.String("error", err.Error()))
 	}
 }
 
-func (s *Session) toClient(line []byte) {
-	if err := s.out.WriteLine(line); err != nil {
+// sendToServer hands a line to the tool server with its reading m: the one
+// the session made of the client's line, or, for a line of the executor's
+// own (m nil), one made here.
+func (s *Session) sendToServer(line []byte, m *wire.Message) error {
+	if m == nil {
+		var err error
+		if m, err = wire.Inspect(line); err != nil { // the executor's own line: cannot be
+			return fmt.Errorf("the executor's own line cannot be read: %w", err)
+		}
+	}
+	return s.srv.Send(line, m)
+}
+
+// toClient writes a line to the client; related is the client's id of the
+// request it belongs to (ClientConn.WriteLine).
+func (s *Session) toClient(line, related []byte) {
+	if err := s.conn.WriteLine(line, related); err != nil {
 		s.log.Warn("writing to the client", slog.String("error", err.Error()))
 	}
 }
 
 // replyError answers the client with a JSON-RPC error of the executor's own.
 func (s *Session) replyError(id []byte, code int, message string, data []byte) {
+	related := id
 	if id == nil {
 		id = []byte("null")
 	}
-	s.toClient(wire.ErrorLine(id, code, message, data))
+	s.toClient(wire.ErrorLine(id, code, message, data), related)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
 	"github.com/seed-6e06167c/mcp-executor/receipts/record"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/telemetry"
 )
 
 // boundedSigner gives every signature of a key set a deadline and a bounded
@@ -23,11 +24,11 @@ type boundedSigner struct {
 	timeout time.Duration
 	tries   int
 	log     *slog.Logger
-	tel     *telemetry // nil: not observed
+	tel     *telemetry.Telemetry // nil: not observed
 }
 
 // observed makes b record its signatures' times and errors in t.
-func (b *boundedSigner) observed(t *telemetry) *boundedSigner {
+func (b *boundedSigner) observed(t *telemetry.Telemetry) *boundedSigner {
 	b.tel = t
 	return b
 }
@@ -76,7 +77,7 @@ var ErrSignTimeout = errors.New("the signature ran out of time (signTimeout)")
 // Sign tries the inner signer up to tries times, each under its timeout.
 func (b *boundedSigner) Sign(ctx context.Context, alg string, input []byte) (sig []byte, err error) {
 	start := time.Now()
-	defer func() { b.tel.signed(ctx, b.name, start, err) }()
+	defer func() { b.tel.Signed(ctx, b.name, start, err) }()
 	var last error
 	for try := 1; try <= b.tries; try++ {
 		if try > 1 {
@@ -118,7 +119,7 @@ func (b *boundedSigner) AppendSign(ctx context.Context, alg string, dst, input [
 		return append(dst, sig...), nil
 	}
 	start := time.Now()
-	defer func() { b.tel.signed(ctx, b.name, start, err) }()
+	defer func() { b.tel.Signed(ctx, b.name, start, err) }()
 	out, err = local.AppendSign(ctx, alg, dst, input)
 	if err != nil {
 		return nil, fmt.Errorf("signing with the %s keys (%s): %w", b.name, alg, err)

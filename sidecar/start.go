@@ -17,7 +17,9 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/receipts/slip"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/boot"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/contentrules"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/policy"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/upstream"
 )
 
 // OpenOptions say where the executor's settings are.
@@ -72,12 +74,12 @@ func Open(ctx context.Context, o OpenOptions) (_ *Executor, err error) {
 		cl = nil
 		return nil, errors.Join(err, cerr)
 	}
-	if err := e.openPasskeys(p.slip); err != nil {
+	if err := e.openCancellation(p.slip); err != nil {
 		cerr := e.Close() // closes what the start opened
 		cl = nil
 		return nil, errors.Join(err, cerr)
 	}
-	if err := e.openApprovals(o.ApproveSession); err != nil {
+	if err := e.openApprovals(p.slip, o.ApproveSession); err != nil {
 		cerr := e.Close() // closes what the start opened
 		cl = nil
 		return nil, errors.Join(err, cerr)
@@ -105,7 +107,7 @@ type parts struct {
 	slip        *slip.Slip
 	book        *book.Book
 	copy        *copylog.Log
-	seed        *policySeed         // what the policy needs from the copy, gathered as it was opened
+	seed        *policy.Seed        // what the policy needs from the copy, gathered as it was opened
 	rules       *contentrules.Rules // nil without a rules file
 	rulesFP     string
 }
@@ -136,7 +138,7 @@ func loadParts(ctx context.Context, set *settings.Settings, cl *closers, log *sl
 	}
 	// The tool server's credentials must be readable before anything is written: a start that would fail
 	// on them leaves no book and no copy behind.
-	if err := checkCredentials(ctx, set, log); err != nil {
+	if err := upstream.CheckCredentials(ctx, set, log); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -159,20 +161,20 @@ func openRecords(set *settings.Settings, p *parts, cl *closers, log *slog.Logger
 		cp  *copylog.Log
 		err error
 	}
-	seed, err := newPolicySeed(set, time.Now())
+	seed, err := policy.NewSeed(set, time.Now())
 	if err != nil {
 		return err
 	}
 	copyOpened := make(chan opened, 1)
 	go func() {
-		cp, err := copylog.OpenWith(set.Executor.Copy, p.copyKey, set.Name, copylog.Visit{Kinds: seed.kinds(), Each: seed.visit})
+		cp, err := copylog.OpenWith(set.Executor.Copy, p.copyKey, set.Name, copylog.Visit{Kinds: seed.Kinds(), Each: seed.Visit})
 		copyOpened <- opened{cp, err}
 	}()
 	bookErr := openBook(set, p, cl, log)
 	c := <-copyOpened
 	if c.err == nil {
-		logCopyCheckpoint(c.cp, log)
-		cl.add(func() error { return closeCopy(c.cp, log) })
+		boot.LogCopyCheckpoint(c.cp, log)
+		cl.add(func() error { return boot.CloseCopy(c.cp, log) })
 	}
 	if bookErr != nil {
 		return bookErr
@@ -182,32 +184,6 @@ func openRecords(set *settings.Settings, p *parts, cl *closers, log *slog.Logger
 	}
 	p.copy, p.seed = c.cp, seed
 	return nil
-}
-
-// logCopyCheckpoint says what the copy's open made of its checkpoint.
-func logCopyCheckpoint(cp *copylog.Log, log *slog.Logger) {
-	switch use := cp.CheckpointUse(); {
-	case use == "used":
-		log.Info("copy opened from its checkpoint: the lines after it were read whole", slog.String("checkpoint", copylog.CheckpointPath(cp.Path())))
-	case use != "":
-		log.Warn("the copy checkpoint is ignored; the whole copy was read", slog.String("checkpoint", copylog.CheckpointPath(cp.Path())), slog.String("why", use))
-	}
-}
-
-// closeCopy saves the copy's checkpoint for the next start, then closes
-// the copy. A checkpoint that cannot be saved is logged: the next start
-// reads more of the copy, nothing else.
-func closeCopy(cp *copylog.Log, log *slog.Logger) error {
-	saveCopyCheckpoint(cp, log)
-	return cp.Close()
-}
-
-// saveCopyCheckpoint saves the copy's checkpoint where it can be made; one
-// that cannot be saved is logged, and costs the next start more reading.
-func saveCopyCheckpoint(cp *copylog.Log, log *slog.Logger) {
-	if _, err := cp.SaveCheckpoint(); err != nil {
-		log.Warn("the copy checkpoint could not be saved; the next start reads more of the copy", slog.String("error", err.Error()))
-	}
 }
 
 // openBook opens and checks the book and adds the slip to it when new.
@@ -247,7 +223,7 @@ func (e *Executor) begin(ctx context.Context) error {
 	if err := e.recover(ctx); err != nil {
 		return fmt.Errorf("recovering at start: %w", err)
 	}
-	pol, err := newPolicy(e.set, e.seed, e.copy, e.log)
+	pol, err := policy.New(e.set, e.seed, e.copy, e.log)
 	if err != nil {
 		return err
 	}
@@ -258,7 +234,7 @@ func (e *Executor) begin(ctx context.Context) error {
 	// Every call the last run left is finished now: a checkpoint here
 	// spares the next start these lines even if this run never stops
 	// cleanly (a kill -9).
-	saveCopyCheckpoint(e.copy, e.log)
+	boot.SaveCopyCheckpoint(e.copy, e.log)
 	e.log.Info("executor started", slog.String("name", e.set.Name), slog.String("slip", e.slipFP),
 		slog.Int("bookEntries", e.ledger.Size()))
 	e.bookFullWhy() // a book already full says so at once (bookfull.go)

@@ -27,7 +27,8 @@ import (
 
 	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
 	"github.com/seed-6e06167c/mcp-executor/internal/syncbuf"
-	"github.com/seed-6e06167c/mcp-executor/sidecar"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/policy"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/telemetry"
 )
 
 // These tests run the real binary against a real Jaeger (scripts/test.sh starts it with
@@ -219,14 +220,14 @@ func TestTracesReachJaeger(t *testing.T) {
 		t.Errorf("the call's span's parent = %q, want the client's span %s", root.parent(), allowedParent)
 	}
 	for key, want := range map[string]string{
-		sidecar.AttrMCPMethod: "tools/call", sidecar.AttrGenAITool: "tracecontext", sidecar.AttrGenAIOperation: "execute_tool",
-		sidecar.AttrDecision: sidecar.DecisionAllowed, sidecar.AttrServer: "default",
+		telemetry.AttrMCPMethod: "tools/call", telemetry.AttrGenAITool: "tracecontext", telemetry.AttrGenAIOperation: "execute_tool",
+		telemetry.AttrDecision: telemetry.DecisionAllowed, telemetry.AttrServer: "default",
 	} {
 		if got := root.tag(key); got != want {
 			t.Errorf("span attribute %s = %q, want %q", key, got, want)
 		}
 	}
-	for _, key := range []string{sidecar.AttrCallID, sidecar.AttrJSONRPCID, sidecar.AttrMCPSession, sidecar.AttrStub} {
+	for _, key := range []string{telemetry.AttrCallID, telemetry.AttrJSONRPCID, telemetry.AttrMCPSession, telemetry.AttrStub} {
 		if root.tag(key) == "" {
 			t.Errorf("span attribute %s is missing: %+v", key, root.Tags)
 		}
@@ -256,7 +257,7 @@ func TestTracesReachJaeger(t *testing.T) {
 	if len(stubs) != 1 || detailsOf(stubs[0].Content)["provared.trace-id"] != fp(allowedTID) {
 		t.Errorf("the stub's provared.trace-id is not the fingerprint of %s: %+v", allowedTID, stubs)
 	}
-	if got := root.tag(sidecar.AttrStub); len(stubs) == 1 && got != stubs[0].Fingerprint {
+	if got := root.tag(telemetry.AttrStub); len(stubs) == 1 && got != stubs[0].Fingerprint {
 		t.Errorf("span's stub %q, the book's %q", got, stubs[0].Fingerprint)
 	}
 
@@ -270,8 +271,8 @@ func TestTracesReachJaeger(t *testing.T) {
 	if denial == nil {
 		t.Fatalf("no span of the refused call in trace %s: %+v", refusedTID, refused)
 	}
-	if denial.parent() != allowedParent || denial.tag(sidecar.AttrDecision) != sidecar.DecisionRefused ||
-		denial.tag(sidecar.AttrDenial) == "" || denial.tag(sidecar.AttrErrorType) != sidecar.CodeUnlisted {
+	if denial.parent() != allowedParent || denial.tag(telemetry.AttrDecision) != telemetry.DecisionRefused ||
+		denial.tag(telemetry.AttrDenial) == "" || denial.tag(telemetry.AttrErrorType) != policy.CodeUnlisted {
 		t.Errorf("the refused call's span: %+v", denial)
 	}
 	for _, s := range refused {

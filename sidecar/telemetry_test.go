@@ -15,6 +15,7 @@ import (
 
 	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
 	"github.com/seed-6e06167c/mcp-executor/sidecar"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/telemetry"
 )
 
 // collect reads the reader's metrics as name → the sum of its data points' values (a histogram's
@@ -125,7 +126,7 @@ func TestTelemetryInProcess(t *testing.T) {
 	for _, s := range rec.Ended() {
 		if s.SpanKind() == trace.SpanKindServer {
 			for _, a := range s.Attributes() {
-				if string(a.Key) == sidecar.AttrDecision {
+				if string(a.Key) == telemetry.AttrDecision {
 					calls[a.Value.AsString()] = s
 				}
 			}
@@ -136,12 +137,12 @@ func TestTelemetryInProcess(t *testing.T) {
 			children[s.Parent().SpanID().String()] = append(children[s.Parent().SpanID().String()], s)
 		}
 	}
-	for _, d := range []string{sidecar.DecisionNotTaken, sidecar.DecisionAllowed, sidecar.DecisionRefused} {
+	for _, d := range []string{telemetry.DecisionNotTaken, telemetry.DecisionAllowed, telemetry.DecisionRefused} {
 		if _, ok := calls[d]; !ok {
 			t.Errorf("no call span with decision %s; have %v", d, calls)
 		}
 	}
-	allowed, ok := calls[sidecar.DecisionAllowed]
+	allowed, ok := calls[telemetry.DecisionAllowed]
 	if !ok {
 		t.FailNow()
 	}
@@ -175,13 +176,13 @@ func TestTelemetryInProcess(t *testing.T) {
 		labels map[string]string
 		want   int64
 	}{
-		{sidecar.MetricCalls, map[string]string{"decision": sidecar.DecisionNotTaken}, 1},
-		{sidecar.MetricCalls, map[string]string{"decision": sidecar.DecisionAllowed, "tool": "tracecontext"}, 1},
-		{sidecar.MetricCalls, map[string]string{"decision": sidecar.DecisionAllowed, "tool": "slow"}, 1},
-		{sidecar.MetricCalls, map[string]string{"decision": sidecar.DecisionRefused, "tool": "(unlisted)"}, 1},
-		{sidecar.MetricNotTaken, map[string]string{"why": "max-waiting"}, 1},
-		{sidecar.MetricServerDuration, nil, 2},
-		{sidecar.MetricCallsInFlight, nil, 0},
+		{telemetry.MetricCalls, map[string]string{"decision": telemetry.DecisionNotTaken}, 1},
+		{telemetry.MetricCalls, map[string]string{"decision": telemetry.DecisionAllowed, "tool": "tracecontext"}, 1},
+		{telemetry.MetricCalls, map[string]string{"decision": telemetry.DecisionAllowed, "tool": "slow"}, 1},
+		{telemetry.MetricCalls, map[string]string{"decision": telemetry.DecisionRefused, "tool": "(unlisted)"}, 1},
+		{telemetry.MetricNotTaken, map[string]string{"why": "max-waiting"}, 1},
+		{telemetry.MetricServerDuration, nil, 2},
+		{telemetry.MetricCallsInFlight, nil, 0},
 	} {
 		if got := collect(t, reader, c.name, c.labels); got != c.want {
 			t.Errorf("%s%v = %d, want %d", c.name, c.labels, got, c.want)

@@ -1,6 +1,7 @@
 package sidecar
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -8,18 +9,18 @@ import (
 	"sync"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/trace"
-
 	"github.com/seed-6e06167c/mcp-executor/copylog"
+	"github.com/seed-6e06167c/mcp-executor/internal/faultinject"
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/consent"
 	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
 	"github.com/seed-6e06167c/mcp-executor/receipts/record"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/held"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/policy"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/policy/quota"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/telemetry"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
 )
 
@@ -66,6 +67,39 @@ func (o outcome) noAnswerText() string {
 	}
 }
 
+// serverError is how the outcome ends the call's server span: no error
+// type for a result; otherwise error.type and the status.
+func (o outcome) serverError() (errorType, why string) {
+	switch o.kind {
+	case outResult:
+		return "", ""
+	case outError:
+		return "jsonrpc-error", "the tool server answered with an error"
+	}
+	return outcomeErrorType(o.kind), o.noAnswerText()
+}
+
+// outcomeErrorType is error.type for an outcome with no result.
+func outcomeErrorType(k outcomeKind) string {
+	switch k {
+	case outTimeout:
+		return "timeout"
+	case outCancelled:
+		return "cancelled"
+	case outServerExit:
+		return "server-exit"
+	case outUnreadable:
+		return "unreadable-answer"
+	case outNotDelivered:
+		return "not-delivered"
+	case outNotSent:
+		return "not-recorded"
+	case outWithdrawn:
+		return "withdrawn"
+	}
+	return "other"
+}
+
 // document returns the stub's outcome record.Detail.
 func (o outcome) document() record.Detail {
 	switch o.kind {
@@ -99,6 +133,7 @@ type toolCall struct {
 	s        *Session
 	line     []byte
 	msg      *wire.Message
+	call     wire.Call // its params, read once, for the judge, the telemetry, a hold and the server
 	clientID []byte
 	ourID    string
 
@@ -114,14 +149,13 @@ type toolCall struct {
 	when    time.Time
 	hold    *book.Reservation
 	quota   *quota.Reservation // nil when the tool's rule sets no quota
-	held    *held              // set by holdCall for a call held for approval (hold.go)
+	held    *held.Call         // set for a call held for approval (hold.go)
 	// approval is the person's signed approval the call was sent with
-	// (passkeyhold.go); nil for none.
+	// (the slip asks for it); nil for none.
 	approval *record.Record
 
-	ctx  context.Context
-	span trace.Span
-	tele *callTelemetry // its span's times and labels (telemetry.go)
+	ctx context.Context // its span's: its records are written under it
+	tel *telemetry.Call
 
 	// The session's calls reach the server in the order of their places
 	// in the book: a call is sent once the call before it is sent (or
@@ -146,7 +180,7 @@ func (tc *toolCall) finish(o outcome) bool {
 	tc.once.Do(func() {
 		first = true
 		tc.out = o
-		tc.serverEnded(o)
+		tc.tel.ServerEnded(o.serverError())
 		s := tc.s
 		s.mu.Lock()
 		if tc.timer != nil {
@@ -172,7 +206,9 @@ func (tc *toolCall) cancel() {
 	st := tc.state
 	if st == stateWaiting {
 		tc.state = stateWithdrawn
-		tc.cancelHoldLocked()
+		if tc.held != nil {
+			tc.held.Cancel() // ends its wait for approval
+		}
 	}
 	s.mu.Unlock()
 	// A call whose copy line is being written counts as sent: its stub will
@@ -184,32 +220,43 @@ func (tc *toolCall) cancel() {
 
 // notTaken answers a tools/call 1001 before it is taken, with nt's
 // message as the answer's message and its span's status.
-func (s *Session) notTaken(m *wire.Message, nt notTaken) {
-	s.notTakenCall(m, nt.message)
+func (s *Session) notTaken(m *wire.Message, call *wire.Call, nt notTaken) {
+	s.e.tel.NotTakenCall(s.spanBase(), m, call, s.telID.String(), nt.message)
 	s.replyNotTaken(m.ID, nt)
 }
 
-// takeCall accepts a tools/call into the queue, or answers 1001.
+// spanBase is what a call's span starts under: the session's context
+// without its cancel (a stop signal does not end a call's records).
+func (s *Session) spanBase() context.Context {
+	if s.ctx == nil {
+		return context.Background()
+	}
+	return context.WithoutCancel(s.ctx)
+}
+
+// takeCall accepts a tools/call into the queue, or answers 1001. Its
+// params are read here, once.
 func (s *Session) takeCall(line []byte, m *wire.Message) {
+	call := wire.ReadCall(line, m)
 	s.mu.Lock()
 	if s.admitQ == nil || s.e.stopped.Load() {
 		s.mu.Unlock()
-		s.notTaken(m, notTakenStopped)
+		s.notTaken(m, &call, notTakenStopped)
 		return
 	}
 	if s.e.draining.Load() {
 		s.mu.Unlock()
-		s.notTaken(m, notTakenDraining)
+		s.notTaken(m, &call, notTakenDraining)
 		return
 	}
 	if s.waiting >= s.e.set.MaxWaiting {
 		s.mu.Unlock()
-		s.notTaken(m, notTakenMaxWaiting)
+		s.notTaken(m, &call, notTakenMaxWaiting)
 		return
 	}
 	if why := s.e.bookFullWhy(); why != "" {
 		s.mu.Unlock()
-		s.notTaken(m, notTakenBookFull(why))
+		s.notTaken(m, &call, notTakenBookFull(why))
 		return
 	}
 	size := int64(len(line))
@@ -217,14 +264,15 @@ func (s *Session) takeCall(line []byte, m *wire.Message) {
 		s.mu.Unlock()
 		s.log.Warn("a call is not taken: the bytes of the calls in flight would pass maxBytesWaiting",
 			slog.Int64("bytes", size), slog.Int64("maxBytesWaiting", s.e.set.MaxBytesWaiting))
-		s.notTaken(m, notTakenMaxBytes)
+		s.notTaken(m, &call, notTakenMaxBytes)
 		return
 	}
 	s.waiting++
 	s.callsWG.Add(1)
-	tc := &toolCall{s: s, line: line, size: size, msg: m, clientID: clone(m.ID), ourID: s.ids.next(), done: make(chan struct{})}
-	tc.ctx, tc.span, tc.tele = s.startCall(m)
-	tc.span.SetAttributes(attribute.String(AttrCallID, tc.ourID))
+	tc := &toolCall{s: s, line: line, size: size, msg: m, call: call, clientID: bytes.Clone(m.ID), ourID: s.ids.next(), done: make(chan struct{})}
+	tc.tel = s.e.tel.StartCall(s.spanBase(), m, &tc.call, s.telID.String())
+	tc.ctx = tc.tel.Context()
+	tc.tel.CallID(tc.ourID)
 	s.callsByCli[string(m.ID)] = tc
 	s.admitQ <- tc
 	s.mu.Unlock()
@@ -241,7 +289,7 @@ func (s *Session) freeSlot(tc *toolCall) {
 		return
 	}
 	tc.slotFree = true
-	tc.recordCall()
+	tc.tel.Record()
 	s.e.giveBytes(tc.size)
 	s.waiting--
 	if s.waiting == 0 && s.idle != nil {
@@ -263,7 +311,7 @@ func (e *Executor) takeBytes(n int64) bool {
 	}
 	e.bytesWaiting.Add(n)
 	e.inflight++
-	e.inFlight(1, n)
+	e.tel.InFlight(1, n)
 	return true
 }
 
@@ -273,7 +321,7 @@ func (e *Executor) giveBytes(n int64) {
 	defer e.inflightMu.Unlock()
 	e.bytesWaiting.Add(-n)
 	e.inflight--
-	e.inFlight(-1, -n)
+	e.tel.InFlight(-1, -n)
 	if e.inflight == 0 && e.idle != nil {
 		close(e.idle)
 		e.idle = nil
@@ -304,7 +352,7 @@ func (e *Executor) Drain(ctx context.Context) {
 // answerCall frees the call's slot and writes its answer to the client.
 func (s *Session) answerCall(tc *toolCall, line []byte) {
 	s.freeSlot(tc)
-	s.toClient(line)
+	s.toClient(line, tc.clientID)
 }
 
 // replyCallError frees the call's slot and answers it with an error of the
@@ -316,9 +364,11 @@ func (s *Session) replyCallError(tc *toolCall, code int, message string, data []
 
 // release ends a call's life in the session.
 func (s *Session) release(tc *toolCall) {
-	tc.releaseQuota()
+	if tc.quota != nil {
+		tc.quota.Release() // a call never sent; nothing after Commit
+	}
 	s.freeSlot(tc)
-	tc.endCall()
+	tc.tel.End()
 	s.callsWG.Done()
 }
 
@@ -332,7 +382,7 @@ func (s *Session) admit(tc *toolCall) {
 	if !s.stillWanted(tc) {
 		return
 	}
-	endJudge := tc.child(spanJudge)
+	endJudge := tc.tel.Child(telemetry.SpanJudge)
 	ok := s.judge(tc)
 	endJudge(nil)
 	if !ok {
@@ -354,13 +404,12 @@ func (s *Session) stillWanted(tc *toolCall) bool {
 	switch {
 	case st == stateWithdrawn:
 		s.appendCopy(copylog.Line{Kind: copylog.KindWithdrawn, Call: tc.ourID})
-		tc.decide(DecisionWithdrawn)
-		tc.span.SetStatus(codes.Error, "withdrawn")
+		tc.tel.Withdrawn()
 	case gone:
-		tc.decide(DecisionNotTaken)
+		tc.tel.Decide(telemetry.DecisionNotTaken)
 		s.replyCallError(tc, wire.CodeNoAnswer, "no answer: the tool server ended", nil)
 	case s.e.stopped.Load():
-		tc.decide(DecisionNotTaken)
+		tc.tel.Decide(telemetry.DecisionNotTaken)
 		s.replyCallNotTaken(tc, notTakenStopped)
 	default:
 		return true
@@ -376,24 +425,24 @@ func (s *Session) stillWanted(tc *toolCall) bool {
 // or forwarded when unlisted calls are).
 func (s *Session) judge(tc *toolCall) bool {
 	e := s.e
-	name, args, meta, ok := callParams(tc.msg)
-	if !ok || !settings.ToolNameOK(name) {
-		tc.decide(DecisionInvalid)
+	name, args := tc.call.Name, tc.call.Arguments
+	if !tc.call.Named || !settings.ToolNameOK(name) {
+		tc.tel.Decide(telemetry.DecisionInvalid)
 		s.replyCallError(tc, wire.CodeInvalidParams, "the tool name must be 1 to 128 letters, digits, _, - and .", nil)
 		s.release(tc)
 		return false
 	}
 	tc.tool = name
-	rule, listed := e.toolRule(name)
-	tc.named(name, listed)
+	rule, listed := e.pol.Rule(name)
+	tc.tel.Named(name, e.serverOf(name), listed)
 	if !listed {
 		if e.forwardUnlisted() {
-			tc.decide(DecisionForwarded)
+			tc.tel.Decide(telemetry.DecisionForwarded)
 			s.release(tc)
 			s.forward(tc.line, tc.msg)
 			return false
 		}
-		s.refuse(tc, refusal{action: ActionUnlisted, reason: "other", refused: CodeUnlisted, codes: []string{CodeUnlisted},
+		s.refuse(tc, refusal{action: policy.ActionUnlisted, reason: "other", refused: policy.CodeUnlisted, codes: []string{policy.CodeUnlisted},
 			why: "no rule in the executor's settings names the tool " + quote(name)})
 		return false
 	}
@@ -428,7 +477,6 @@ func (s *Session) judge(tc *toolCall) bool {
 			codes: []string{CodeArgumentsUnreadable}, why: "the arguments cannot be written in the one form of RFC 8785"})
 		return false
 	}
-	_ = meta // the trace id is the span context's (tc.tele), extracted from the same _meta
 	tc.details = e.callDetails(tc, argFP)
 	return true
 }
@@ -453,7 +501,7 @@ func (e *Executor) callDetails(tc *toolCall, argFP string) []record.Detail {
 	if server := e.serverOf(tc.tool); server != "" {
 		details = append(details, record.TextDetail(receipt.LabelServer, server))
 	}
-	if tid := tc.tele.traceIDOf(); tid != "" {
+	if tid := tc.tel.TraceID(); tid != "" {
 		details = append(details, record.TextDetail(receipt.LabelTraceID, tid))
 	}
 	if e.rulesFP != "" {
@@ -476,8 +524,20 @@ func (s *Session) reserve(tc *toolCall) {
 		s.holdForPasskey(tc) // unlocks admitMu
 		return
 	}
+	s.place(tc, h, d, nil)
+}
+
+// place ends the admission of every call, held or not: called with
+// admitMu held, it unlocks it. A call the check before acting allowed (d)
+// takes its place in the book (h) and is sent; otherwise undo (when not
+// nil: what the caller holds for the call) runs and the call is refused.
+func (s *Session) place(tc *toolCall, h *book.Reservation, d book.Decision, undo func()) {
+	e := s.e
 	if !d.Allowed {
 		e.admitMu.Unlock()
+		if undo != nil {
+			undo()
+		}
 		s.refuse(tc, refusal{action: tc.action, amount: tc.amount, reason: d.Reason(), codes: decisionCodes(d), why: slipWhy(d)})
 		return
 	}
@@ -529,14 +589,16 @@ func (s *Session) send(tc *toolCall) {
 	}
 	sent := copylog.Line{Kind: copylog.KindSent, When: tc.when, Call: tc.ourID, Tool: tc.tool, Action: tc.action,
 		Amount: tc.amount, Slip: e.slipFP, RequestID: tc.ourID, Details: tc.details, SentAt: time.Now()}
-	faultPoint("before-copy-sent")
-	if err := tc.durable(fileCopy, func() error { return e.copyAppend(sent) }); err != nil {
+	faultinject.Point("before-copy-sent")
+	if err := tc.tel.Durable(telemetry.FileCopy, func() error { return e.copyAppend(sent) }); err != nil {
 		e.stop("the copy could not be written: " + err.Error())
 		tc.finish(outcome{kind: outNotSent})
 		return
 	}
-	tc.commitQuota()
-	faultPoint("after-copy-sent")
+	if tc.quota != nil {
+		tc.quota.Commit()
+	}
+	faultinject.Point("after-copy-sent")
 	if tc.prevSent != nil {
 		<-tc.prevSent
 	}
@@ -562,52 +624,20 @@ func (s *Session) send(tc *toolCall) {
 		}
 	})
 	s.mu.Unlock()
-	if err := s.toSrvLine(out, om); err != nil {
+	if err := s.sendToServer(out, om); err != nil {
 		// Its stub must not say the server had it.
 		tc.log().Warn("a call could not be written to the tool server", slog.String("error", err.Error()))
 		tc.finish(outcome{kind: outNotDelivered})
 		return
 	}
-	faultPoint("server-working")
+	faultinject.Point("server-working")
 }
 
-// The action and codes the executor gives its own refusals.
-const (
-	ActionUnlisted          = "executor.unlisted"
-	CodeUnlisted            = "unlisted"
-	CodeArgumentsUnreadable = "arguments-unreadable"
-)
-
-// AttrCallID and AttrTool are the attributes of a tool call's span.
-const (
-	AttrCallID = "mcp_executor.call_id"
-	AttrTool   = "mcp_executor.tool"
-)
+// CodeArgumentsUnreadable is the code of a call whose arguments have no
+// RFC 8785 form.
+const CodeArgumentsUnreadable = "arguments-unreadable"
 
 func (e *Executor) forwardUnlisted() bool { return e.set.Unlisted == "forward" }
-
-// callParams reads a tools/call's name, arguments (raw, nil when absent) and
-// _meta.traceparent.
-func callParams(m *wire.Message) (name string, args []byte, traceparent string, ok bool) {
-	if m.Params == nil || m.Params[0] != '{' {
-		return "", nil, "", false
-	}
-	v, found, err := wire.Pointer(m.Params, "/name")
-	if err != nil || !found {
-		return "", nil, "", false
-	}
-	name, ok = unquoteID(v)
-	if !ok {
-		return "", nil, "", false
-	}
-	if a, found, err := wire.Pointer(m.Params, "/arguments"); err == nil && found {
-		args = a
-	}
-	if tp, found, err := wire.Pointer(m.Params, "/_meta/traceparent"); err == nil && found {
-		traceparent, _ = unquoteID(tp)
-	}
-	return name, args, traceparent, true
-}
 
 // appendCopy writes a line to the copy; a failure stops the executor.
 func (s *Session) appendCopy(ln copylog.Line) {
@@ -618,6 +648,16 @@ func (s *Session) appendCopy(ln copylog.Line) {
 
 // logCall logs a call's end without any argument value.
 func (s *Session) logCall(tc *toolCall, what string, attrs ...slog.Attr) {
-	attrs = append(append(tc.idAttrs(), slog.String("tool", tc.tool)), attrs...)
+	attrs = append(append(tc.tel.LogAttrs(tc.ourID), slog.String("tool", tc.tool)), attrs...)
 	s.log.LogAttrs(tc.ctx, slog.LevelInfo, what, attrs...)
+}
+
+// log is the session's logger with the call's id, trace id and span id.
+func (tc *toolCall) log() *slog.Logger {
+	attrs := tc.tel.LogAttrs(tc.ourID)
+	args := make([]any, len(attrs))
+	for i, a := range attrs {
+		args[i] = a
+	}
+	return tc.s.log.With(args...)
 }

@@ -13,7 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
-	"github.com/seed-6e06167c/mcp-executor/sidecar"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/telemetry"
 )
 
 // One span per tool call, with the executor's call id as an attribute.
@@ -43,7 +43,7 @@ func TestOneSpanPerToolCall(t *testing.T) {
 			continue
 		}
 		for _, a := range s.Attributes() {
-			if string(a.Key) == sidecar.AttrCallID {
+			if string(a.Key) == telemetry.AttrCallID {
 				ids = append(ids, a.Value.AsString())
 			}
 		}

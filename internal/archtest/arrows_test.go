@@ -18,18 +18,39 @@ import (
 const module = "github.com/seed-6e06167c/mcp-executor"
 
 // An arrow rule: no package under one of from (module-relative folders; a folder stands for itself and
-// everything under it) may depend, directly or through other packages, on a package under one of banned
-// (module-relative folders, or full import paths of other modules).
+// everything under it) but those under one of except may depend, directly or through other packages, on a
+// package under one of banned (module-relative folders, or full import paths of other modules). A folder
+// written "=sidecar" stands for that one package and nothing under it.
 type arrow struct {
 	name   string
 	from   []string
+	except []string
 	banned []string
 }
 
-// The one-way arrows of docs/architecture.md: cmd -> sidecar -> keys, copylog -> receipts, and the
-// internal helpers below the rooms they serve. Test packages count too: a test that reaches upward
-// would tie the lower room to the upper one all the same.
+// The one-way arrows of docs/architecture.md: cmd -> sidecar/cli -> sidecar/front -> sidecar (the engine)
+// -> the rooms beside it (sidecar/upstream, sidecar/held, sidecar/telemetry, sidecar/policy, ...) -> keys,
+// copylog -> receipts, and the internal helpers below the rooms they serve. Test packages count too: a
+// test that reaches upward would tie the lower room to the upper one all the same.
 var arrows = []arrow{
+	{
+		name:   "the commands are cmd's alone",
+		from:   []string{""},
+		except: []string{"cmd"},
+		banned: []string{"sidecar/cli"},
+	},
+	{
+		name:   "how clients reach the engine is below the commands and above the engine",
+		from:   []string{"sidecar"},
+		except: []string{"sidecar/cli"},
+		banned: []string{"sidecar/front"},
+	},
+	{
+		name:   "the engine is below how clients reach it: no room beside or below it imports it",
+		from:   []string{"sidecar"},
+		except: []string{"sidecar/cli", "sidecar/front"},
+		banned: []string{"=sidecar"},
+	},
 	{
 		name:   "receipts/ and copylog/ know nothing of MCP, keys or the executor",
 		from:   []string{"receipts", "copylog"},
@@ -98,10 +119,11 @@ func TestArrows(t *testing.T) {
 func TestArrowsNameExistingFolders(t *testing.T) {
 	graph := load(t, "integration")
 	for _, a := range arrows {
-		for _, folder := range slices.Concat(a.from, a.banned) {
+		for _, folder := range slices.Concat(a.from, a.except, a.banned) {
 			if strings.Contains(folder, ".") {
 				continue // another module: its absence is what the rule wants
 			}
+			folder = strings.TrimPrefix(folder, "=")
 			found := false
 			for path := range graph {
 				if under(path, module, folder) {
@@ -146,6 +168,36 @@ func TestViolationsOnAGraph(t *testing.T) {
 	if got := violations(graph, arrow{name: "t", from: []string{""}, banned: []string{"sidecar"}}); len(got) != 1 || got[0].from != m("cmd/mcp-executor") {
 		t.Errorf(`"sidecarish" must not count as "sidecar"; and cmd imports sidecar: %v`, got)
 	}
+	// "=sidecar" is that package alone, and a package under except is not held to the rule.
+	rooms := map[string]pkg{
+		m("sidecar"):          {ImportPath: m("sidecar"), Imports: []string{m("sidecar/wire")}},
+		m("sidecar/wire"):     {ImportPath: m("sidecar/wire")},
+		m("sidecar/cli"):      {ImportPath: m("sidecar/cli"), Imports: []string{m("sidecar")}},
+		m("sidecar/upstream"): {ImportPath: m("sidecar/upstream"), Imports: []string{m("sidecar/wire")}},
+		m("sidecar/held"):     {ImportPath: m("sidecar/held"), Imports: []string{m("sidecar/upstream"), m("sidecar")}},
+	}
+	got = violations(rooms, arrow{name: "t", from: []string{"sidecar"}, except: []string{"sidecar/cli"}, banned: []string{"=sidecar"}})
+	want = []violation{{from: m("sidecar/held"), banned: m("sidecar"), chain: []string{m("sidecar/held"), m("sidecar")}}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("=sidecar with except:\n got %v\nwant %v", got, want)
+	}
+}
+
+// The engine knows no transport: no file of the package sidecar (its tests aside) imports net/http or
+// starts a process, and the tool servers' processes and connections are sidecar/upstream's.
+func TestEngineKnowsNoTransport(t *testing.T) {
+	for _, tags := range []string{"", "integration"} {
+		engine, ok := load(t, tags)[module+"/sidecar"]
+		if !ok {
+			t.Fatalf("tags %q: no package %s/sidecar", tags, module)
+		}
+		for _, imp := range engine.Imports {
+			switch imp {
+			case "net", "net/http", "os/exec", module + "/sidecar/toolserver":
+				t.Errorf("tags %q: the engine (sidecar) imports %s: how a tool server or a client is reached belongs to sidecar/upstream or sidecar/front", tags, short(imp))
+			}
+		}
+	}
 }
 
 // short drops the module path from import paths in a message.
@@ -172,7 +224,7 @@ func violations(graph map[string]pkg, a arrow) []violation {
 		}
 		owner = strings.TrimSuffix(owner, ".test") // the test binary's main package
 		room, ok := roomOf(owner, a.from)
-		if self.Standard || !ok {
+		if self.Standard || !ok || underAny(owner, a.except) {
 			continue
 		}
 		prev := map[string]string{p: ""}
@@ -244,9 +296,17 @@ func sorted(graph map[string]pkg) []string {
 }
 
 // underAny reports whether an import path is one of folders or below it. A folder without a dot is
-// module-relative ("" is the whole module); one with a dot is another module's path.
+// module-relative ("" is the whole module); one with a dot is another module's path; "=folder" is that
+// package alone.
 func underAny(path string, folders []string) bool {
 	for _, f := range folders {
+		if one, ok := strings.CutPrefix(f, "="); ok {
+			p, _, _ := strings.Cut(path, " ")
+			if p == module+"/"+one {
+				return true
+			}
+			continue
+		}
 		if strings.Contains(f, ".") {
 			if path == f || strings.HasPrefix(path, f+"/") {
 				return true

@@ -9,11 +9,12 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 	"github.com/seed-6e06167c/mcp-executor/receipts/slip"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
 )
 
 // MetaApproval is the _meta member of a tools/call that names a request by
 // its id, and of the "waiting" tool result that gives the id.
-const MetaApproval = "red.prova/approval"
+const MetaApproval = wire.MetaApproval
 
 // Request is one call held for a person's approval: single use, bound to one
 // tool, one set of arguments, one amount and one slip, until ExpiresAt.

@@ -19,7 +19,7 @@ func AddSlip(bk *book.Book, sl *slip.Slip) error {
 		return nil
 	}
 	if c := problem.Code(err); c == "duplicate-slip" || c == "duplicate-id" {
-		there, serr := slipInBook(bk.Path(), sl)
+		there, serr := inBook(bk.Path(), book.KindSlip, sl.Fingerprint)
 		if serr != nil {
 			return serr
 		}
@@ -30,11 +30,28 @@ func AddSlip(bk *book.Book, sl *slip.Slip) error {
 	return fmt.Errorf("adding the slip to the book: %w", err)
 }
 
-// slipInBook reports whether an entry of the book is the slip sl.
-func slipInBook(path string, sl *slip.Slip) (bool, error) {
+// AddCancellation appends the slip's cancellation to the book unless it is
+// there already.
+func AddCancellation(bk *book.Book, c *slip.Cancellation) error {
+	there, err := inBook(bk.Path(), book.KindCancellation, c.Record.Fingerprint)
+	if err != nil {
+		return fmt.Errorf("reading the book for the slip's cancellation: %w", err)
+	}
+	if there {
+		return nil
+	}
+	if err := bk.Append(book.Line{Cancellation: c.Record}); err != nil {
+		return fmt.Errorf("adding the slip's cancellation to the book: %w", err)
+	}
+	return nil
+}
+
+// inBook reports whether an entry of the book at path is of kind with the
+// fingerprint fp.
+func inBook(path, kind, fp string) (bool, error) {
 	errFound := errors.New("found")
 	err := book.ReadFileEntries(path, func(e book.FileEntry) error {
-		if e.Kind == book.KindSlip && e.Fingerprint == sl.Fingerprint {
+		if e.Kind == kind && e.Fingerprint == fp {
 			return errFound
 		}
 		return nil

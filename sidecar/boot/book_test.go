@@ -51,15 +51,17 @@ func TestAddSlip(t *testing.T) {
 		}
 		bk.Close()
 	}
-	there, err := slipInBook(e.BookPath, sl)
+	there, err := inBook(e.BookPath, book.KindSlip, sl.Fingerprint)
 	if err != nil || !there {
-		t.Errorf("slipInBook: %v, %v", there, err)
+		t.Errorf("inBook: %v, %v", there, err)
 	}
-	other := &slip.Slip{Fingerprint: "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}
-	if there, err := slipInBook(e.BookPath, other); err != nil || there {
-		t.Errorf("slipInBook of another slip: %v, %v", there, err)
+	if there, err := inBook(e.BookPath, book.KindSlip, "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"); err != nil || there {
+		t.Errorf("inBook of another slip: %v, %v", there, err)
 	}
-	if _, err := slipInBook(e.BookPath+".none", sl); !errors.Is(err, fs.ErrNotExist) {
+	if there, err := inBook(e.BookPath, book.KindCancellation, sl.Fingerprint); err != nil || there {
+		t.Errorf("inBook of the slip as another kind: %v, %v", there, err)
+	}
+	if _, err := inBook(e.BookPath+".none", book.KindSlip, sl.Fingerprint); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("a missing book: %v", err)
 	}
 }

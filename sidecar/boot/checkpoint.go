@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/seed-6e06167c/mcp-executor/copylog"
 	"github.com/seed-6e06167c/mcp-executor/internal/durable"
 	"github.com/seed-6e06167c/mcp-executor/receipts/book"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
@@ -92,4 +93,30 @@ func CloseBook(set *settings.Settings, bk *book.Book, copyKey []byte, log *slog.
 		log.Warn("the book checkpoint could not be written; the next start verifies the whole book", slog.String("error", err.Error()))
 	}
 	return bk.Close()
+}
+
+// LogCopyCheckpoint says what the copy's open made of its checkpoint.
+func LogCopyCheckpoint(cp *copylog.Log, log *slog.Logger) {
+	switch use := cp.CheckpointUse(); {
+	case use == "used":
+		log.Info("copy opened from its checkpoint: the lines after it were read whole", slog.String("checkpoint", copylog.CheckpointPath(cp.Path())))
+	case use != "":
+		log.Warn("the copy checkpoint is ignored; the whole copy was read", slog.String("checkpoint", copylog.CheckpointPath(cp.Path())), slog.String("why", use))
+	}
+}
+
+// CloseCopy saves the copy's checkpoint for the next start, then closes
+// the copy. A checkpoint that cannot be saved is logged: the next start
+// reads more of the copy, nothing else.
+func CloseCopy(cp *copylog.Log, log *slog.Logger) error {
+	SaveCopyCheckpoint(cp, log)
+	return cp.Close()
+}
+
+// SaveCopyCheckpoint saves the copy's checkpoint where it can be made; one
+// that cannot be saved is logged, and costs the next start more reading.
+func SaveCopyCheckpoint(cp *copylog.Log, log *slog.Logger) {
+	if _, err := cp.SaveCheckpoint(); err != nil {
+		log.Warn("the copy checkpoint could not be saved; the next start reads more of the copy", slog.String("error", err.Error()))
+	}
 }

@@ -11,12 +11,13 @@ import (
 
 	"github.com/seed-6e06167c/mcp-executor/internal/pollfd"
 	"github.com/seed-6e06167c/mcp-executor/sidecar"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/front"
 )
 
 func runStdio(ctx context.Context, env Env, args []string) int {
 	fs := newFlags(env, "stdio", "--config FILE [--drain DURATION] [--boot-timeout DURATION] [--approve-session]")
 	config := fs.String("config", "", "the executor's settings `file` (JSON)")
-	drain := fs.Duration("drain", sidecar.DefaultDrain, "after SIGTERM, how long calls in flight are given to finish")
+	drain := fs.Duration("drain", front.DefaultDrain, "after SIGTERM, how long calls in flight are given to finish")
 	boot := fs.Duration("boot-timeout", sidecar.DefaultBootTimeout, "how long start-up (keys, credentials, the book's check, recovery) may take")
 	approveSession := fs.Bool("approve-session", false, approveSessionUsage)
 	if code, done := parseFlags(fs, args); done {
@@ -34,7 +35,7 @@ func runStdio(ctx context.Context, env Env, args []string) int {
 		return ExitFinding
 	}
 	defer restoreStdin(restore, log)
-	err = sidecar.RunStdio(ctx, sidecar.StdioOptions{
+	err = front.RunStdio(ctx, front.StdioOptions{
 		ConfigPath: *config, Stdin: stdin, Stdout: env.Stdout, Stderr: env.Stderr, Logger: log,
 		BootTimeout: *boot, Drain: *drain, ApproveSession: *approveSession,
 	})

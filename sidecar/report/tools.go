@@ -15,12 +15,12 @@ import (
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/slip"
-	"github.com/seed-6e06167c/mcp-executor/sidecar"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/boot"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/policy/glob"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/policy/quota"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/policy/redact"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/upstream"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
 )
 
@@ -260,7 +260,7 @@ func listServer(ctx context.Context, set *settings.Settings, name string, log *s
 	ctx, cancel := context.WithTimeout(ctx, listTimeout)
 	defer cancel()
 	last := &lastBytes{limit: 4096}
-	up, err := sidecar.StartUpstream(ctx, set, name, last, log)
+	up, err := upstream.Start(ctx, set, name, last, log)
 	if err != nil {
 		return nil, err
 	}
@@ -281,13 +281,13 @@ func listServer(ctx context.Context, set *settings.Settings, name string, log *s
 
 // listTools initializes a started server and reads every page of its
 // tools/list.
-func listTools(ctx context.Context, up sidecar.Upstream) ([]listedTool, error) {
-	c := &rpc{w: wire.NewWriter(up.Input()), answers: make(chan *wire.Message, 16)}
+func listTools(ctx context.Context, up upstream.Server) ([]listedTool, error) {
+	c := &rpc{up: up, answers: make(chan *wire.Message, 16)}
 	go c.read(up.Output())
 	if _, err := c.call(ctx, "initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"mcp-executor tools","version":"1"}}`); err != nil {
 		return nil, fmt.Errorf("initialize: %w", err)
 	}
-	if err := c.w.WriteLine([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)); err != nil {
+	if err := c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil {
 		return nil, err
 	}
 	var all []listedTool
@@ -320,9 +320,18 @@ func listTools(ctx context.Context, up sidecar.Upstream) ([]listedTool, error) {
 
 // rpc is a small JSON-RPC client over a server's lines, one call at a time.
 type rpc struct {
-	w       *wire.Writer
+	up      upstream.Server
 	next    int
 	answers chan *wire.Message
+}
+
+// send hands the server one line of the client's own, with its reading.
+func (c *rpc) send(line string) error {
+	m, err := wire.Inspect([]byte(line))
+	if err != nil {
+		return err
+	}
+	return c.up.Send([]byte(line), m)
 }
 
 func (c *rpc) read(r io.Reader) {
@@ -344,7 +353,7 @@ func (c *rpc) call(ctx context.Context, method, params string) ([]byte, error) {
 	c.next++
 	id := fmt.Sprintf(`"tools-%d"`, c.next)
 	line := `{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":` + params + `}`
-	if err := c.w.WriteLine([]byte(line)); err != nil {
+	if err := c.send(line); err != nil {
 		return nil, err
 	}
 	for {

@@ -18,8 +18,8 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/copylog"
 	"github.com/seed-6e06167c/mcp-executor/keys"
 	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
-	"github.com/seed-6e06167c/mcp-executor/sidecar"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/boot"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/policy"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/policy/redact"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 )
@@ -256,11 +256,11 @@ func (a *usageAcc) result() *UsageResult {
 func refusedReason(ln copylog.Line) string {
 	for _, c := range ln.Codes {
 		switch {
-		case c == sidecar.CodeUnlisted:
+		case c == policy.CodeUnlisted:
 			return RefusedUnlisted
-		case c == sidecar.CodeRefusedByRule:
+		case c == policy.CodeRefusedByRule:
 			return RefusedRule
-		case c == sidecar.CodeQuota:
+		case c == policy.CodeQuota:
 			return RefusedQuota
 		case c == "approval-declined":
 			return RefusedDeclined

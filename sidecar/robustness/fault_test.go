@@ -17,8 +17,8 @@ import (
 )
 
 // The five points in a call's path at which the faultinject build kills
-// the executor (sidecar/faultinject_on.go; the calls are in toolcall.go
-// and scribe.go).
+// the executor (internal/faultinject; the calls are in sidecar/toolcall.go
+// and sidecar/scribe.go).
 const (
 	pointBeforeCopySent = "before-copy-sent" // judged; the copy's sent line not yet written
 	pointAfterCopySent  = "after-copy-sent"  // the sent line durable; nothing sent to the server

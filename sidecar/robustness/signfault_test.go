@@ -19,7 +19,7 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/internal/devsetup"
 )
 
-const signFaultEnv = "MCP_EXECUTOR_SIGN_FAULT" // sidecar.SignFaultEnv in the faultinject build
+const signFaultEnv = "MCP_EXECUTOR_SIGN_FAULT" // faultinject.SignFaultEnv in the faultinject build
 
 // A signer that fails once (a key store's hiccup) is tried again: the call gets the server's answer,
 // the executor goes on taking calls and exits 0, and the records agree.

@@ -337,8 +337,8 @@ func (p *parser) globReachesNoServer(pattern string) bool {
 
 // PolicyInUse lists the places of members read here that the call path
 // must honour: "servers", "redaction", and each tool rule that is a glob,
-// refuses or sets a quota. The engine honours all of them (sidecar/policy.go,
-// sidecar/route.go); the list says what a start uses.
+// refuses or sets a quota. The engine honours all of them (sidecar/policy,
+// sidecar/upstream); the list says what a start uses.
 func (s *Settings) PolicyInUse() []string {
 	var out []string
 	if s.Servers != nil {

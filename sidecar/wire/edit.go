@@ -14,6 +14,20 @@ func SpliceID(line []byte, span Span, newID []byte) []byte {
 	return append(out, line[span.End:]...)
 }
 
+// SpliceValue returns a new line with the value at span replaced by value
+// (one JSON value) and every other byte kept, with the new line's reading:
+// m, the reading of line, with its spans moved (the line is not read
+// again). span is one of m's spans or a value's inside params (a
+// tools/call's NameSpan: the router gives a server its own name of the
+// tool).
+func SpliceValue(line []byte, m *Message, span Span, value []byte) ([]byte, *Message) {
+	edits := []edit{{at: span.Start, del: span.End - span.Start, ins: value}}
+	out := applyEdits(line, edits)
+	nm := m.moved(edits)
+	nm.slice(out)
+	return out, nm
+}
+
 // SetMeta returns a new line in which params._meta[key] is the string value,
 // keeping every other byte as written: SetMetas with one member. line must
 // be a line Inspect accepted and params its ParamsSpan (the zero Span when
@@ -60,7 +74,3 @@ func appendString(dst []byte, s string) []byte {
 	}
 	return append(dst, '"')
 }
-
-// AppendString appends s to dst as a JSON string (see [SetMeta] for the
-// escaping used).
-func AppendString(dst []byte, s string) []byte { return appendString(dst, s) }

@@ -94,6 +94,13 @@ type Message struct {
 	Error      []byte
 	ErrorSpan  Span
 
+	// NameSpan, ArgumentsSpan and MetaSpan are where the members the
+	// protocol gives params stand in the line when params is an object
+	// that names them: params.name and params.arguments (a tools/call's
+	// tool and arguments) and params._meta. The zero Span when absent.
+	// [ReadCall] reads a tools/call's values from them.
+	NameSpan, ArgumentsSpan, MetaSpan Span
+
 	// End is the index of the line's closing '}' of the outer object.
 	End int
 }
@@ -116,8 +123,10 @@ func Inspect(line []byte) (*Message, error) {
 	if !utf8.Valid(line) {
 		return nil, &Error{Code: CodeParse, Fault: FaultNotUTF8, Reason: "not UTF-8"}
 	}
-	in := &inspection{line: line, unknownAt: -1, c: checker{check: true}}
+	noteRead(ReadLine, line)
+	in := &inspection{line: line, unknownAt: -1, otherCaseAt: -1, c: checker{check: true}}
 	in.c.top = in.noteTop
+	in.c.param = in.noteParam
 	end, e := in.scan()
 	if e != nil {
 		return nil, e
@@ -138,6 +147,7 @@ func Inspect(line []byte) (*Message, error) {
 	m.Params, m.ParamsSpan = in.val(3)
 	m.Result, m.ResultSpan = in.val(4)
 	m.Error, m.ErrorSpan = in.val(5)
+	m.NameSpan, m.ArgumentsSpan, m.MetaSpan = in.name, in.arguments, in.meta
 	if method != nil {
 		return in.request(m, method)
 	}
@@ -150,7 +160,11 @@ type inspection struct {
 	line      []byte
 	tops      [6]topMember // jsonrpc, id, method, params, result, error
 	unknownAt int          // the first top-level member no message has
-	c         checker
+	// params.name, params.arguments and params._meta, and the first member
+	// of params whose name folds to one of them written otherwise (-1: none).
+	name, arguments, meta Span
+	otherCaseAt           int
+	c                     checker
 }
 
 // noteTop is the checker's hook for each top-level member.
@@ -166,6 +180,34 @@ func (in *inspection) noteTop(name []byte, nameStart, vs, ve int) {
 	t.count++
 	t.nameAt = nameStart
 	t.val = Span{vs, ve}
+}
+
+// noteParam is the checker's hook for each member of the top-level params
+// object: it keeps where the protocol's members are, and the first member
+// named as one of them in other capitals (a server that folds names by
+// case reads it as that member where the executor reads nothing).
+func (in *inspection) noteParam(name, key []byte, nameStart, vs, ve int) {
+	switch string(name) {
+	case "name":
+		in.name = Span{vs, ve}
+		return
+	case "arguments":
+		in.arguments = Span{vs, ve}
+		return
+	case "_meta":
+		in.meta = Span{vs, ve}
+		return
+	}
+	if in.otherCaseAt >= 0 {
+		return
+	}
+	if key == nil {
+		key = foldKey(name)
+	}
+	switch string(key) {
+	case "NAME", "ARGUMENTS", "_META":
+		in.otherCaseAt = nameStart
+	}
 }
 
 // scan reads the line as one JSON value and returns the index after it;
@@ -236,8 +278,9 @@ func (in *inspection) request(m *Message, method []byte) (*Message, error) {
 	if m.Params != nil && m.Params[0] != '{' && m.Params[0] != '[' {
 		return in.fail(FaultNotMessage, `"params" must be an object or an array`)
 	}
-	if at := protocolNameInOtherCase(in.line, m.ParamsSpan); at >= 0 {
-		in.c.faultAt = at
+	if in.otherCaseAt >= 0 {
+		// A member of params named as the protocol's in other capitals.
+		in.c.faultAt = in.otherCaseAt
 		return in.fail(FaultUnknownMember, "a member named in other capitals than the protocol's")
 	}
 	if m.ID == nil {
@@ -312,28 +355,4 @@ func quotePath(p string) string {
 		return "the top"
 	}
 	return p
-}
-
-// protocolNameInOtherCase finds, among the members of params (when an
-// object), one whose name folds to a member the protocol gives params
-// ("name", "arguments", "_meta") without being written so: a server that
-// folds names by case reads it as that member where the executor reads
-// nothing. It returns the member name's offset, or -1.
-func protocolNameInOtherCase(line []byte, params Span) int {
-	if !params.Present() || line[params.Start] != '{' {
-		return -1
-	}
-	at := -1
-	// The value was read whole by the checker before: walking it cannot fail.
-	_, _ = eachMember(line[:params.End], params.Start, func(name []byte, nameStart, _, _ int) bool {
-		switch string(foldKey(name)) {
-		case "NAME", "ARGUMENTS", "_META":
-			if n := string(name); n != "name" && n != "arguments" && n != "_meta" {
-				at = nameStart
-				return false
-			}
-		}
-		return true
-	})
-	return at
 }

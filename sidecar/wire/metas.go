@@ -24,7 +24,11 @@ type edit struct {
 // SetMeta applied for each member in turn (a key given twice takes the
 // later value), with the same errors.
 func SetMetas(line []byte, params Span, metas []Member) ([]byte, error) {
-	edits, _, err := metaEdits(line, params, metas)
+	meta, err := findMeta(line, params)
+	if err != nil {
+		return nil, err
+	}
+	edits, _, err := metaEdits(line, params, meta, metas)
 	if err != nil {
 		return nil, err
 	}
@@ -33,8 +37,9 @@ func SetMetas(line []byte, params Span, metas []Member) ([]byte, error) {
 
 // EditRequest returns a request line with its id replaced by newID (a JSON
 // value; nil keeps the id) and metas set in params._meta as [SetMetas]
-// sets them, together with its Message, read from the edits (the line is
-// not read again). m is the Message Inspect gave for line.
+// sets them, together with its Message, made from the edits and m (the
+// line is not read again; only params._meta is walked, where metas go).
+// m is the Message Inspect gave for line.
 func EditRequest(line []byte, m *Message, newID []byte, metas []Member) ([]byte, *Message, error) {
 	if m.Kind != KindRequest {
 		return nil, nil, errors.New("edit request: the message is not a request")
@@ -43,47 +48,99 @@ func EditRequest(line []byte, m *Message, newID []byte, metas []Member) ([]byte,
 	if newID != nil {
 		edits = append(edits, edit{at: m.IDSpan.Start, del: m.IDSpan.End - m.IDSpan.Start, ins: newID})
 	}
-	params := m.ParamsSpan
-	var newParams *edit // the edit that writes params where the line had none
+	var made madeMeta // where a _meta (and params) written afresh stands in its edit
+	madeAt := 0       // and that edit's offset in line
 	if len(metas) > 0 {
-		mes, created, err := metaEdits(line, params, metas)
+		mes, mm, err := metaEdits(line, m.ParamsSpan, m.MetaSpan, metas)
 		if err != nil {
 			return nil, nil, err
 		}
 		edits = append(edits, mes...)
-		if created {
-			np := edits[len(edits)-1]
-			newParams = &np
+		if made = mm; made.made() {
+			madeAt = edits[len(edits)-1].at
 		}
 	}
 	slices.SortStableFunc(edits, func(a, b edit) int { return a.at - b.at })
 	out := applyEdits(line, edits)
-	// An offset o of line is at shift(o) in out: every edit that ends at
-	// or before o moves it by its change of length.
-	shift := func(o int) int {
-		n := o
-		for _, e := range edits {
-			if e.at+e.del <= o {
-				n += len(e.ins) - e.del
-			}
+	nm := m.moved(edits)
+	if made.made() {
+		// The text went in at madeAt, an insertion: it begins where the
+		// offset lands less its own length.
+		at := shiftedBy(edits, madeAt) - made.insLen
+		if made.params.Present() {
+			nm.ParamsSpan = Span{at + made.params.Start, at + made.params.End}
 		}
-		return n
+		nm.MetaSpan = Span{at + made.meta.Start, at + made.meta.End}
 	}
-	nm := &Message{Kind: m.Kind, Method: m.Method, End: shift(m.End)}
-	nm.IDSpan = Span{shift(m.IDSpan.Start), shift(m.IDSpan.End)}
-	nm.ID = out[nm.IDSpan.Start:nm.IDSpan.End]
-	switch {
-	case newParams != nil:
-		// `,"params":{...}` went in just before the closing brace.
-		at := shift(newParams.at) - len(newParams.ins)
-		nm.ParamsSpan = Span{at + len(`,"params":`), at + len(newParams.ins)}
-	case params.Present():
-		nm.ParamsSpan = Span{shift(params.Start), shift(params.End)}
-	}
-	if nm.ParamsSpan.Present() {
-		nm.Params = out[nm.ParamsSpan.Start:nm.ParamsSpan.End]
-	}
+	nm.slice(out)
 	return out, nm, nil
+}
+
+// shiftedBy is where offset o of a line is in the line edits (sorted, not
+// overlapping) make of it: every edit that ends at or before o moves it by
+// its change of length.
+func shiftedBy(edits []edit, o int) int {
+	n := o
+	for _, e := range edits {
+		if e.at+e.del <= o {
+			n += len(e.ins) - e.del
+		}
+	}
+	return n
+}
+
+// moved is m with its spans moved as edits move their bytes; its slices
+// are set by slice once the new line is made.
+func (m *Message) moved(edits []edit) *Message {
+	mv := func(s Span) Span {
+		if !s.Present() {
+			return Span{}
+		}
+		return Span{shiftedBy(edits, s.Start), shiftedBy(edits, s.End)}
+	}
+	return &Message{Kind: m.Kind, Method: m.Method, End: shiftedBy(edits, m.End),
+		IDSpan: mv(m.IDSpan), ParamsSpan: mv(m.ParamsSpan), ResultSpan: mv(m.ResultSpan), ErrorSpan: mv(m.ErrorSpan),
+		NameSpan: mv(m.NameSpan), ArgumentsSpan: mv(m.ArgumentsSpan), MetaSpan: mv(m.MetaSpan)}
+}
+
+// slice sets m's byte slices from its spans in line.
+func (m *Message) slice(line []byte) {
+	part := func(s Span) []byte {
+		if !s.Present() {
+			return nil
+		}
+		return line[s.Start:s.End]
+	}
+	m.ID, m.Params, m.Result, m.Error = part(m.IDSpan), part(m.ParamsSpan), part(m.ResultSpan), part(m.ErrorSpan)
+}
+
+// madeMeta says where, in the text of the one edit that writes a _meta the
+// line did not have (and params with it when it had none), the values of
+// _meta and params stand; zero when no _meta is written afresh.
+type madeMeta struct {
+	insLen       int  // the edit's length
+	params, meta Span // offsets within its text; params zero when params was there
+}
+
+func (mm madeMeta) made() bool { return mm.meta.Present() }
+
+// findMeta finds params._meta in line; the zero Span when params names none.
+func findMeta(line []byte, params Span) (Span, error) {
+	if !params.Present() || line[params.Start] != '{' {
+		return Span{}, nil
+	}
+	var meta Span
+	_, err := eachMember(line[:params.End], params.Start, func(name []byte, _, vs, ve int) bool {
+		if string(name) == "_meta" {
+			meta = Span{vs, ve}
+			return false
+		}
+		return true
+	})
+	if err != nil {
+		return Span{}, fmt.Errorf("set meta: params: %w", err)
+	}
+	return meta, nil
 }
 
 // metaSet is the members to set: each key once, in the order first given,
@@ -118,12 +175,13 @@ func (ms metaSet) members(ks []string) []byte {
 	return b
 }
 
-// metaEdits plans the edits that set metas in params._meta; created is true
-// when the line has no params and the last edit writes them.
-func metaEdits(line []byte, params Span, metas []Member) (edits []edit, created bool, err error) {
+// metaEdits plans the edits that set metas in params._meta, meta being
+// where params._meta is (the zero Span when params names none); made says
+// where a _meta the line did not have goes, in the last edit.
+func metaEdits(line []byte, params, meta Span, metas []Member) (edits []edit, made madeMeta, err error) {
 	ms := newMetaSet(metas)
 	if k := foldClash(ms.keys, nil); k != "" {
-		return nil, false, fmt.Errorf("set meta: two members to set, %s among them, have names equal under case folding", Cut(quoteText(k)))
+		return nil, madeMeta{}, fmt.Errorf("set meta: two members to set, %s among them, have names equal under case folding", Cut(quoteText(k)))
 	}
 	if !params.Present() {
 		end := len(line) - 1
@@ -131,36 +189,31 @@ func metaEdits(line []byte, params Span, metas []Member) (edits []edit, created 
 			end--
 		}
 		if end <= 0 || line[end] != '}' {
-			return nil, false, errors.New("set meta: end is not the closing brace")
+			return nil, madeMeta{}, errors.New("set meta: end is not the closing brace")
 		}
-		ins := append([]byte(`,"params":{"_meta":{`), ms.members(ms.keys)...)
-		ins = append(ins, "}}"...)
-		return []edit{{at: end, ins: ins}}, true, nil
+		const head = `,"params":{"_meta":`
+		members := ms.members(ms.keys)
+		ins := append(append(append([]byte(head), '{'), members...), "}}"...)
+		made = madeMeta{insLen: len(ins), params: Span{len(`,"params":`), len(ins)},
+			meta: Span{len(head), len(head) + len(members) + 2}}
+		return []edit{{at: end, ins: ins}}, made, nil
 	}
 	if line[params.Start] != '{' {
-		return nil, false, errors.New("set meta: params is not an object")
-	}
-	var meta Span
-	_, err = eachMember(line[:params.End], params.Start, func(name []byte, _, vs, ve int) bool {
-		if string(name) == "_meta" {
-			meta = Span{vs, ve}
-			return false
-		}
-		return true
-	})
-	if err != nil {
-		return nil, false, fmt.Errorf("set meta: params: %w", err)
+		return nil, madeMeta{}, errors.New("set meta: params is not an object")
 	}
 	if !meta.Present() {
-		ins := append([]byte(`"_meta":{`), ms.members(ms.keys)...)
-		ins = append(ins, '}')
+		const head = `"_meta":`
+		members := ms.members(ms.keys)
+		ins := append(append(append([]byte(head), '{'), members...), '}')
+		made = madeMeta{meta: Span{len(head), len(ins)}}
 		if line[skipWS(line, params.Start+1)] != '}' {
 			ins = append(ins, ',')
 		}
-		return []edit{{at: params.Start + 1, ins: ins}}, false, nil
+		made.insLen = len(ins)
+		return []edit{{at: params.Start + 1, ins: ins}}, made, nil
 	}
 	edits, err = ms.inMeta(line, meta)
-	return edits, false, err
+	return edits, madeMeta{}, err
 }
 
 // inMeta plans the edits of an existing params._meta at meta: a key there
@@ -170,6 +223,7 @@ func (ms metaSet) inMeta(line []byte, meta Span) ([]edit, error) {
 	if line[meta.Start] != '{' {
 		return nil, errors.New("set meta: params._meta is not an object")
 	}
+	noteRead(ReadMeta, line[meta.Start:meta.End])
 	old := make(map[string]Span, len(ms.keys))
 	names := map[string]bool{} // the folded names of _meta's members
 	_, err := eachMember(line[:meta.End], meta.Start, func(name []byte, _, vs, ve int) bool {

@@ -37,6 +37,10 @@ var editLines = []string{
 	`{"jsonrpc":"2.0","id":1,"method":"m","params":{"x":{"_meta":{}}}}`,
 	`{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"TRACEPARENT":"x"}}}`,
 	`{ "id" : "a" , "jsonrpc":"2.0", "method":"tools/call", "params" : { "name":"echo" , "_meta" : { "k" : 1 } } }`,
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"_meta":{"x":1}}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"red.prova/call-id":"old"},"arguments":{},"name":"e"}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":[1],"name":"e","_meta":{"traceparent":"x"}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"m","params":[{"name":"not params'"}]}`,
 }
 
 var editMetas = [][]Member{
@@ -114,11 +118,67 @@ func checkEdit(t *testing.T, line []byte, newID []byte, metas []Member) {
 	if err != nil {
 		t.Fatalf("edited line refused: %v\n%s", err, got)
 	}
-	if gm.Kind != im.Kind || gm.Method != im.Method || gm.IDSpan != im.IDSpan || !bytes.Equal(gm.ID, im.ID) ||
-		gm.ParamsSpan != im.ParamsSpan || !bytes.Equal(gm.Params, im.Params) || gm.End != im.End ||
-		im.Result != nil || im.Error != nil {
+	if !sameReading(gm, im) || im.Result != nil || im.Error != nil {
 		t.Fatalf("%s: message %+v, Inspect reads %+v", got, gm, im)
 	}
+}
+
+// sameReading reports whether a reading made from edits is Inspect's.
+func sameReading(gm, im *Message) bool {
+	return gm.Kind == im.Kind && gm.Method == im.Method && gm.IDSpan == im.IDSpan && bytes.Equal(gm.ID, im.ID) &&
+		gm.ParamsSpan == im.ParamsSpan && bytes.Equal(gm.Params, im.Params) && gm.End == im.End &&
+		gm.ResultSpan == im.ResultSpan && bytes.Equal(gm.Result, im.Result) && gm.ErrorSpan == im.ErrorSpan &&
+		bytes.Equal(gm.Error, im.Error) && gm.NameSpan == im.NameSpan && gm.ArgumentsSpan == im.ArgumentsSpan &&
+		gm.MetaSpan == im.MetaSpan
+}
+
+// checkSplice holds SpliceValue of a request's name (the router's edit) and of any message's id to the
+// bytes asked for, and its reading to Inspect's of the line it made.
+func checkSplice(t *testing.T, line []byte, value string) {
+	t.Helper()
+	m, err := Inspect(line)
+	if err != nil {
+		return
+	}
+	for _, span := range []Span{m.NameSpan, m.IDSpan} {
+		if !span.Present() {
+			continue
+		}
+		v := Quote(value)
+		got, gm := SpliceValue(line, m, span, v)
+		want := append(append(append([]byte(nil), line[:span.Start]...), v...), line[span.End:]...)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%s:\ngot  %s\nwant %s", line, got, want)
+		}
+		im, err := Inspect(got)
+		if err != nil {
+			if len(got) > MaxLine {
+				return
+			}
+			t.Fatalf("spliced line refused: %v\n%s", err, got)
+		}
+		if !sameReading(gm, im) {
+			t.Fatalf("%s: message %+v, Inspect reads %+v", got, gm, im)
+		}
+	}
+}
+
+// TestSpliceValue: a name or an id replaced keeps every other byte, and the reading moved is Inspect's.
+func TestSpliceValue(t *testing.T) {
+	for _, line := range append(append(editLines, callLines...), seedLines...) {
+		for _, v := range []string{"", "read_file", "a\"b\\c\u2028é"} {
+			checkSplice(t, []byte(line), v)
+		}
+	}
+}
+
+// FuzzSpliceValue: for any line Inspect accepts, SpliceValue of its name and id is what TestSpliceValue
+// holds it to.
+func FuzzSpliceValue(f *testing.F) {
+	for _, s := range append(editLines, callLines...) {
+		f.Add([]byte(s), "read_file")
+	}
+	f.Fuzz(func(t *testing.T, line []byte, value string) { checkSplice(t, line, value) })
 }
 
 // TestEditRequest: one pass gives the bytes and the reading of SpliceID, SetMeta one at a time and

@@ -48,6 +48,7 @@ func PointerTokens(ptr string) ([]string, error) {
 // named twice the first one is taken; lines reaching here have passed
 // [Inspect], which refuses that.
 func Pointer(raw []byte, ptr string) (value []byte, found bool, err error) {
+	noteRead(ReadPointer, raw)
 	tokens, err := PointerTokens(ptr)
 	if err != nil {
 		return nil, false, err

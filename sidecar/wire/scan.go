@@ -45,6 +45,11 @@ type checker struct {
 	names   []seenName // member names of the objects being scanned, a stack
 	// top, when set, is told of every member of the outermost object.
 	top func(name []byte, nameStart, valStart, valEnd int)
+	// param, when set, is told of every member of the outermost object's
+	// "params" when that is an object, with the member name's fold key
+	// (nil when the checker did not make it).
+	param    func(name, key []byte, nameStart, valStart, valEnd int)
+	paramsAt int // where the outermost object's "params" value begins; 0 before it is met
 }
 
 // seenName is a member name of an object being scanned.
@@ -131,6 +136,7 @@ func (c *checker) object(b []byte, i, depth int) (int, error) {
 	if tracking {
 		base = len(c.names)
 	}
+	isParams := depth == 2 && c != nil && c.param != nil && start == c.paramsAt
 	for {
 		if i >= len(b) || b[i] != '"' {
 			return i, errAt(i, "expected a member name")
@@ -147,19 +153,9 @@ func (c *checker) object(b []byte, i, depth int) (int, error) {
 				name = decodeString(name)
 			}
 		}
+		var key []byte
 		if tracking && c.fault == 0 {
-			// Small objects are compared as they are read; larger ones
-			// are sorted once at their end.
-			seen := seenName{key: foldKey(name), name: name, at: nameStart}
-			if len(c.names)-base < linearNames {
-				for _, n := range c.names[base:] {
-					if bytes.Equal(n.key, seen.key) {
-						c.duplicate(n, seen)
-						break
-					}
-				}
-			}
-			c.names = append(c.names, seen)
+			key = c.track(base, name, nameStart)
 		}
 		i = skipWS(b, end)
 		if i >= len(b) || b[i] != ':' {
@@ -167,6 +163,9 @@ func (c *checker) object(b []byte, i, depth int) (int, error) {
 		}
 		i = skipWS(b, i+1)
 		valStart := i
+		if depth == 1 && c != nil && c.param != nil && string(name) == "params" {
+			c.paramsAt = valStart
+		}
 		i, err = c.value(b, i, depth)
 		if err != nil {
 			return i, err
@@ -174,22 +173,16 @@ func (c *checker) object(b []byte, i, depth int) (int, error) {
 		if depth == 1 && c != nil && c.top != nil {
 			c.top(name, nameStart, valStart, i)
 		}
+		if isParams {
+			c.param(name, key, nameStart, valStart, i)
+		}
 		i = skipWS(b, i)
 		if i >= len(b) {
 			return i, errAt(start, "object not closed")
 		}
 		if b[i] == '}' {
 			if tracking {
-				if names := c.names[base:]; len(names) > linearNames && c.fault == 0 {
-					slices.SortStableFunc(names, func(x, y seenName) int { return bytes.Compare(x.key, y.key) })
-					for k := 1; k < len(names); k++ {
-						if bytes.Equal(names[k-1].key, names[k].key) {
-							c.duplicate(names[k-1], names[k])
-							break
-						}
-					}
-				}
-				c.names = c.names[:base]
+				c.closeNames(base)
 			}
 			return i + 1, nil
 		}
@@ -198,6 +191,38 @@ func (c *checker) object(b []byte, i, depth int) (int, error) {
 		}
 		i = skipWS(b, i+1)
 	}
+}
+
+// track notes a member name of the object whose names begin at c.names[base]
+// and returns its fold key. Small objects are compared as they are read;
+// larger ones are sorted once at their end (closeNames).
+func (c *checker) track(base int, name []byte, nameStart int) []byte {
+	seen := seenName{key: foldKey(name), name: name, at: nameStart}
+	if len(c.names)-base < linearNames {
+		for _, n := range c.names[base:] {
+			if bytes.Equal(n.key, seen.key) {
+				c.duplicate(n, seen)
+				break
+			}
+		}
+	}
+	c.names = append(c.names, seen)
+	return seen.key
+}
+
+// closeNames ends the object whose names begin at c.names[base]: a large
+// one's names are compared now, and they leave the stack.
+func (c *checker) closeNames(base int) {
+	if names := c.names[base:]; len(names) > linearNames && c.fault == 0 {
+		slices.SortStableFunc(names, func(x, y seenName) int { return bytes.Compare(x.key, y.key) })
+		for k := 1; k < len(names); k++ {
+			if bytes.Equal(names[k-1].key, names[k].key) {
+				c.duplicate(names[k-1], names[k])
+				break
+			}
+		}
+	}
+	c.names = c.names[:base]
 }
 
 func (c *checker) array(b []byte, i, depth int) (int, error) {
