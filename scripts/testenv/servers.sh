@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# servers.sh: every real server the integration tests use, together.
+#
+# usage: servers.sh build|start|stop|env|status [NAME...]
+#   build   build each (one after the other: each build uses every core), saying how long each took;
+#           what is in the cache at the right version is not built again
+#   start   start each in the background, all at once; wait for all; print their export lines on
+#           standard output (so: eval "$(scripts/testenv/servers.sh start)"). When one fails, its log is
+#           shown, everything started is stopped, and the exit status is 1.
+#   stop    stop each (what was not started is left alone)
+#   env     print the export lines of each
+#   status  exit 0 when each runs
+# NAME is one of the scripts beside this one; without any, all of them:
+#   vault           Vault dev server                           VAULT_ADDR, VAULT_TOKEN, VAULT_BIN
+#   kube-apiserver  kube-apiserver + etcd                      KUBECONFIG, KUBE_API_SERVER, KUBE_ADMIN_TOKEN, KUBE_CA_FILE
+#   cluster         one-node cluster that runs pods (root)     REAL_CLUSTER_*
+#   jaeger          Jaeger all-in-one                          MCP_EXECUTOR_TEST_OTLP_ENDPOINT, JAEGER_QUERY_URL, JAEGER_OTLP_GRPC
+#   tsa             Sigstore's timestamp-server                MCP_EXECUTOR_TEST_TSA_URL, MCP_EXECUTOR_TEST_TSA_CHAIN
+#   openssl-tsa     openssl ts behind an HTTP front            MCP_EXECUTOR_TEST_OPENSSL_TSA_URL, MCP_EXECUTOR_TEST_OPENSSL_TSA_CHAIN
+#   conformance     go-sdk everything-server + the suite       MCP_EXECUTOR_TEST_CONFORMANCE_SERVER, MCP_EXECUTOR_TEST_CONFORMANCE_SUITE
+set -euo pipefail
+TESTENV_NAME=servers
+. "$(dirname "$0")/lib.sh"
+
+ALL=(vault kube-apiserver cluster jaeger tsa openssl-tsa conformance)
+
+names() {
+	local n a ok
+	for n in "$@"; do
+		ok=
+		for a in "${ALL[@]}"; do [ "$n" = "$a" ] && ok=1; done
+		[ -n "$ok" ] || usage "$0 build|start|stop|env|status [${ALL[*]}]"
+	done
+}
+
+build() {
+	local n t0
+	for n in "$@"; do
+		t0=$SECONDS
+		"$TESTENV_DIR/$n.sh" build >&2
+		say "$n: built or found in $((SECONDS - t0)) s"
+	done
+}
+
+start() {
+	local out n failed=() rc
+	out=$(mktemp -d)
+	declare -A pid
+	for n in "$@"; do
+		"$TESTENV_DIR/$n.sh" start >"$out/$n.env" 2>"$out/$n.log" &
+		pid[$n]=$!
+	done
+	for n in "$@"; do
+		rc=0
+		wait "${pid[$n]}" || rc=$?
+		if [ "$rc" != 0 ]; then
+			failed+=("$n")
+			say "$n did not start (exit $rc); its log:"
+			cat "$out/$n.log" >&2
+		fi
+	done
+	if [ ${#failed[@]} -gt 0 ]; then
+		stop "$@"
+		rm -rf "$out"
+		die "not started: ${failed[*]} (everything else is stopped again)"
+	fi
+	for n in "$@"; do
+		sed 's/^/  /' "$out/$n.log" >&2
+		cat "$out/$n.env"
+	done
+	rm -rf "$out"
+}
+
+stop() {
+	local n rc=0
+	for n in "$@"; do
+		"$TESTENV_DIR/$n.sh" stop >&2 || { rc=1; say "stopping $n failed"; }
+	done
+	return "$rc"
+}
+
+cmd=${1:-}
+[ $# -gt 0 ] && shift
+[ $# -gt 0 ] || set -- "${ALL[@]}"
+names "$@"
+case $cmd in
+build) build "$@" ;;
+start) start "$@" ;;
+stop) stop "$@" ;;
+env) for n in "$@"; do "$TESTENV_DIR/$n.sh" env; done ;;
+status) for n in "$@"; do "$TESTENV_DIR/$n.sh" status || { say "$n is not running"; exit 1; }; done ;;
+*) usage "$0 build|start|stop|env|status [${ALL[*]}]" ;;
+esac
