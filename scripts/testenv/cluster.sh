@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
 # cluster.sh: a real one-node Kubernetes on this machine that runs pods, for the tests that install the
 # chart (deploy/cluster): etcd, kube-apiserver, kube-controller-manager, kube-scheduler and the kubelet
 # (built from their Go modules, see kubebuild.sh) over containerd, runc and the CNI bridge plugin
@@ -43,6 +44,7 @@
 set -euo pipefail
 TESTENV_NAME=cluster
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=kubebuild.sh
 . "$TESTENV_DIR/kubebuild.sh"
 
 W="$RUN_DIR/k8s-real"
@@ -346,7 +348,7 @@ start() {
 # unmount_below DIR: a safety net; the host should hold no mount below DIR, deepest first.
 unmount_below() {
 	local m
-	for m in $(awk -v p="$1/" 'index($5, p) == 1 {print $5}' /proc/self/mountinfo | sort -r); do
+	awk -v p="$1/" 'index($5, p) == 1 {print $5}' /proc/self/mountinfo | sort -r | while read -r m; do
 		umount -l "$m" 2>/dev/null || true
 	done
 }
@@ -389,7 +391,7 @@ stop() {
 	unmount_below "$W"
 	ip link del "$BRIDGE" 2>/dev/null || true
 	for h in /sys/fs/cgroup/*/kubepods /sys/fs/cgroup/kubepods /sys/fs/cgroup/kubepods.slice; do
-		[ -d "$h" ] && find "$h" -depth -type d -exec rmdir {} + 2>/dev/null || true
+		if [ -d "$h" ]; then find "$h" -depth -type d -exec rmdir {} + 2>/dev/null || true; fi
 	done
 }
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
 # conformance.sh: the MCP conformance pair: the Go SDK's conformance "everything" server (a real server
 # for tests, from the module github.com/modelcontextprotocol/go-sdk) and the conformance suite
 # (@modelcontextprotocol/conformance from testdata/npm). Nothing runs in the background: a test starts

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
 # jaeger.sh: Jaeger all-in-one (v2, built on the OpenTelemetry collector, traces kept in memory) on
 # 127.0.0.1, for the tests of the executor's spans.
 #

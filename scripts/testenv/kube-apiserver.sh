@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
 # kube-apiserver.sh: a real kube-apiserver on 127.0.0.1 with its etcd, and nothing else (no kubelet,
 # scheduler or controllers): for the tests of Secrets, RBAC, ApprovalRequests, server-side dry runs and
 # Vault's Kubernetes auth (TokenReview). Every start has an empty etcd.
@@ -19,6 +20,7 @@
 set -euo pipefail
 TESTENV_NAME=kube-apiserver
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=kubebuild.sh
 . "$TESTENV_DIR/kubebuild.sh"
 
 PORT="${KUBE_TEST_PORT:-6443}"

@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# shellcheck disable=SC2034 # the variables here are for the scripts that source this file
 # lib.sh: what the scripts beside it share. Sourced, not run.
 #
 # Every script here builds one real server (or a set of them) once into the cache folder and starts and
@@ -28,7 +29,7 @@ module_dir() {
 	command -v "$GO" >/dev/null || die "go is not on PATH: Go 1.26 is needed to build the test servers"
 	dir=$(cd "$TOOLS_DIR" && go_build_env "$GO" mod download -json "$1" |
 		sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
-	[ -n "$dir" ] && [ -d "$dir" ] || die "go mod download $1 failed"
+	if [ -z "$dir" ] || [ ! -d "$dir" ]; then die "go mod download $1 failed"; fi
 	printf '%s\n' "$dir"
 }
 

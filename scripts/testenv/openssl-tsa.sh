@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
 # openssl-tsa.sh: a second RFC 3161 time-stamp authority on 127.0.0.1, signing with RSA through
 # OpenSSL's `openssl ts -reply` (Debian's openssl) behind the small HTTP front of
 # internal/testtools/opensslts. A new root CA and TSA certificate (extendedKeyUsage timeStamping,

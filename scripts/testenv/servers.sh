@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
 # servers.sh: every real server the integration tests use, together.
 #
 # usage: servers.sh build|start|stop|env|status [NAME...]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
 # tsa.sh: an RFC 3161 time-stamp authority on 127.0.0.1: Sigstore's timestamp-server with its in-memory
 # signer (a fresh ECDSA key and certificate chain each start), for the tests of time-stamped seals.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
 # vault.sh: a HashiCorp Vault dev server on 127.0.0.1 for the tests of keys in Vault (KV v2, Transit,
 # Kubernetes auth, AppRole).
 #
