@@ -3,7 +3,8 @@
 # what is already there (so a second run only checks):
 #   - Debian packages, with apt-get, when missing: Node.js and npm (the real npm MCP servers and the
 #     TypeScript SDK clients), chromium (the person's page in a real browser), openssl (a time-stamp
-#     authority), and what the one-node cluster runs on (containerd, runc, the CNI plugins, busybox);
+#     authority), what the one-node cluster runs on (containerd, runc, the CNI plugins, busybox), and
+#     ShellCheck for the scripts;
 #   - the npm test packages: `npm ci --prefix testdata/npm`, only when testdata/npm/node_modules is missing
 #     or does not hold what package-lock.json pins;
 #   - helm v3.22.0, golangci-lint v2.15.0 and deadcode (golang.org/x/tools v0.52.0), built from source with
@@ -12,7 +13,7 @@
 #     scripts/testenv: Vault, etcd and kube-apiserver, the rest of a one-node cluster that runs pods
 #     (kubelet, scheduler, controller manager; kubectl, linked into $MCP_EXECUTOR_TOOLS_DIR/bin), Jaeger,
 #     Sigstore's timestamp-server, and the go-sdk conformance server.
-# Then: go vet, gofmt, golangci-lint, deadcode, every test (unit, end-to-end through the real binary, and
+# Then: go vet, gofmt, shellcheck, golangci-lint, deadcode, every test (unit, end-to-end through the real binary, and
 # integration against the real servers) under the race detector, short fuzz runs, the demo. The servers
 # start in the background during vet, gofmt, golangci-lint and deadcode and stop at the end, whatever
 # happened; the fuzz runs go beside the tests.
@@ -76,6 +77,7 @@ debian_packages() {
 	command -v runc >/dev/null || want+=(runc)
 	[ -x /usr/lib/cni/bridge ] && [ -x /usr/lib/cni/host-local ] || want+=(containernetworking-plugins)
 	command -v busybox >/dev/null || want+=(busybox-static)
+	command -v shellcheck >/dev/null || want+=(shellcheck)
 	[ ${#want[@]} -gt 0 ] || return 0
 	step "install Debian packages: ${want[*]} (apt-get)"
 	command -v apt-get >/dev/null || fail "these Debian packages are needed and this machine has no apt-get: ${want[*]}"
@@ -119,7 +121,8 @@ step "set-up done in $((SECONDS - run_start)) s"
 # The servers start in the background while vet, gofmt, golangci-lint and deadcode run: their start-up is
 # mostly waiting for health checks, the checks are mostly CPU. servers.sh starts them all at once; its
 # export lines go to $svc/env and its log to $svc/log. Whatever happens after this, stop_servers stops
-# them and undoes what the cluster changed on the host.
+# those it started (its last line names them; one that ran before the run is left running) and so undoes
+# what the cluster changed on the host.
 step "start, in the background, the real servers the integration tests use (scripts/testenv/servers.sh start)"
 svc=$(mktemp -d)
 fuzzing="" # the background fuzz runs (see fuzz_all), while they run
@@ -131,7 +134,13 @@ stop_servers() {
 	fi
 	# A start still under way (the run failed before the tests) ends first, so that what it started stops.
 	[ -z "$starting" ] || wait "$starting" || true
-	"$testenv/servers.sh" stop >/dev/null 2>&1 || echo "test.sh: stopping the servers failed: run $testenv/servers.sh stop" >&2
+	local started
+	started=$(sed -n 's/^export MCP_EXECUTOR_TESTENV_STARTED=//p' "$svc/env" 2>/dev/null)
+	if [ -n "$started" ]; then
+		# shellcheck disable=SC2086 # the names, one word each
+		"$testenv/servers.sh" stop ${started//,/ } >/dev/null 2>&1 ||
+			echo "test.sh: stopping the servers failed: run $testenv/servers.sh stop ${started//,/ }" >&2
+	fi
 	rm -rf "$svc"
 }
 trap stop_servers EXIT
@@ -144,6 +153,8 @@ go vet -tags integration ./...
 step "gofmt"
 unformatted=$(git ls-files -z '*.go' | xargs -0 gofmt -l)
 if [ -n "$unformatted" ]; then echo "not gofmt-formatted:"; echo "$unformatted"; exit 1; fi
+step "shellcheck (scripts)"
+shellcheck -x scripts/test.sh scripts/testenv/*.sh scripts/testenv/conformance-suite .ci/run
 step "golangci-lint (.golangci.yml)"
 golangci-lint run --allow-parallel-runners ./...
 step "deadcode (functions nothing reaches, counting tests)"

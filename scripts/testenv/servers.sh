@@ -6,8 +6,10 @@
 #   build   build each (one after the other: each build uses every core), saying how long each took;
 #           what is in the cache at the right version is not built again
 #   start   start each in the background, all at once; wait for all; print their export lines on
-#           standard output (so: eval "$(scripts/testenv/servers.sh start)"). When one fails, its log is
-#           shown, everything started is stopped, and the exit status is 1.
+#           standard output (so: eval "$(scripts/testenv/servers.sh start)"), and last
+#           MCP_EXECUTOR_TESTENV_STARTED, the names of those this call started (comma-separated): one that
+#           was running already is used as it is, and is not among them. When one fails, its log is
+#           shown, what this call started is stopped again, and the exit status is 1.
 #   stop    stop each (what was not started is left alone)
 #   env     print the export lines of each
 #   status  exit 0 when each runs
@@ -44,9 +46,12 @@ build() {
 }
 
 start() {
-	local out n failed=() rc
+	local out n failed=() fresh=() rc
 	out=$(mktemp -d)
 	declare -A pid
+	for n in "$@"; do
+		"$TESTENV_DIR/$n.sh" status >/dev/null 2>&1 || fresh+=("$n")
+	done
 	for n in "$@"; do
 		"$TESTENV_DIR/$n.sh" start >"$out/$n.env" 2>"$out/$n.log" &
 		pid[$n]=$!
@@ -61,14 +66,16 @@ start() {
 		fi
 	done
 	if [ ${#failed[@]} -gt 0 ]; then
-		stop "$@"
+		[ ${#fresh[@]} -eq 0 ] || stop "${fresh[@]}"
 		rm -rf "$out"
-		die "not started: ${failed[*]} (everything else is stopped again)"
+		die "not started: ${failed[*]} (what this call started is stopped again)"
 	fi
 	for n in "$@"; do
 		sed 's/^/  /' "$out/$n.log" >&2
 		cat "$out/$n.env"
 	done
+	local IFS=,
+	echo "export MCP_EXECUTOR_TESTENV_STARTED=${fresh[*]}"
 	rm -rf "$out"
 }
 
