@@ -27,6 +27,7 @@ go_build_env() { GOWORK=off GOFLAGS="-mod=mod -buildvcs=false" "$@"; }
 module_dir() {
 	local dir
 	command -v "$GO" >/dev/null || die "go is not on PATH: Go 1.26 is needed to build the test servers"
+	mkdir -p "$TOOLS_DIR"
 	dir=$(cd "$TOOLS_DIR" && go_build_env "$GO" mod download -json "$1" |
 		sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
 	if [ -z "$dir" ] || [ ! -d "$dir" ]; then die "go mod download $1 failed"; fi
