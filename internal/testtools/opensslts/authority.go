@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -133,7 +134,9 @@ func (a *authority) reply(ctx context.Context, query []byte) ([]byte, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	in, out := a.path("work/query.tsq"), a.path("work/reply.tsr")
-	os.Remove(out)
+	if err := os.Remove(out); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
 	if err := os.WriteFile(in, query, 0o600); err != nil {
 		return nil, err
 	}
@@ -190,7 +193,7 @@ func (a *authority) handler(log *slog.Logger) http.Handler {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		case err != nil:
-			log.Error("signing a time-stamp", "err", err)
+			log.Error("signing a time-stamp", slog.String("err", err.Error()))
 			http.Error(w, "the time-stamp could not be made", http.StatusInternalServerError)
 			return
 		}

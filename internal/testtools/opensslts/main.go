@@ -37,7 +37,7 @@ func main() {
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	if err := run(*listen, *dir, *openssl, log); err != nil {
-		log.Error("opensslts stopped", "err", err)
+		log.Error("opensslts stopped", slog.String("err", err.Error()))
 		os.Exit(1)
 	}
 }
@@ -63,7 +63,7 @@ func run(listen, dir, openssl string, log *slog.Logger) error {
 		defer cancel()
 		srv.Shutdown(shut) //nolint:errcheck // the process ends either way
 	}()
-	log.Info("opensslts serving", "addr", ln.Addr().String(), "chain", a.chainFile())
+	log.Info("opensslts serving", slog.String("addr", ln.Addr().String()), slog.String("chain", a.chainFile()))
 	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serving on %s: %w", listen, err)
 	}

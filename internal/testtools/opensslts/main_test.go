@@ -34,7 +34,7 @@ func newTestAuthority(t *testing.T) (*authority, *httptest.Server) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(a.handler(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	srv := httptest.NewServer(a.handler(slog.New(slog.DiscardHandler)))
 	t.Cleanup(srv.Close)
 	return a, srv
 }
