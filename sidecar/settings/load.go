@@ -260,7 +260,7 @@ func (p *parser) rootClients(o *object) error {
 			return err
 		}
 	}
-	s.Approvals = defaultApprovals(s.Dir)
+	s.Approvals = defaultApprovals(s.Executor.Copy)
 	if v := o.get("approvals"); v != nil {
 		if err := p.approvals(v); err != nil {
 			return err
