@@ -32,9 +32,15 @@
 //	              slip (fingerprint), requestId, details [{name, sha256}, …]
 //	              (the documents known before sending: provared.arguments,
 //	              provared.tool-name, executor.call, provared.request-id,
-//	              provared.trace-id, executor.rules); when is the sending time
+//	              provared.trace-id, executor.rules); when is the stub's time
+//	              (to the second, as the stub states it; a late stub is dated
+//	              by it), sentMs (whole number, optional) the time of sending
+//	              in milliseconds since 1970, which report measures the
+//	              server's time from (copies written before it have none)
 //	receipt       call, stub (the stub's fingerprint), outcome {name, sha256}
-//	              where name is provared.tool-result or provared.error
+//	              where name is provared.tool-result or provared.error,
+//	              serverMs (whole number, optional) the call's time with the
+//	              server in milliseconds, as the executor measured it
 //	not-written   call, outcome {name, sha256}, reason (why the book could not
 //	              be written); the next start writes the receipt from it
 //	late-receipt  call, stub: a receipt written at a restart

@@ -23,6 +23,16 @@ func fp(s string) string { return canon.Fingerprint([]byte(s)) }
 // at is a fixed time so that lines written by tests are the same every run.
 var at = time.Date(2026, 11, 29, 20, 0, 0, 0, time.UTC)
 
+// sentAtLine is sentLine with the stub's time when and the time of
+// sending sentAt.
+func sentAtLine(call string, when, sentAt time.Time) Line {
+	ln := sentLine(call)
+	ln.When, ln.SentAt = when, sentAt
+	return ln
+}
+
+func durationOf(d time.Duration) *time.Duration { return &d }
+
 func sentLine(call string) Line {
 	return Line{
 		Kind: KindSent, When: at, Call: call, Tool: "order_supplies", Action: "supplies.order",

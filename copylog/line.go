@@ -42,6 +42,16 @@ type Line struct {
 	Name string
 	Kind Kind
 	When time.Time // to the millisecond
+	// SentAt, on a sent line, is when the call was sent, to the
+	// millisecond: When is the stub's time, to the second, which recovery
+	// dates a late stub by. Zero on the sent lines of copies written before
+	// it was kept, which then give the server's time to the second only.
+	SentAt time.Time
+	// Server, on a receipt line, is the call's time with the server as
+	// the executor measured it (from writing the call to the server to its
+	// answer, or the end it met), kept to the millisecond (serverMs); nil
+	// where none was measured (copies written before it was kept).
+	Server *time.Duration
 
 	Call      string
 	Tool      string
@@ -70,6 +80,10 @@ type Line struct {
 	Tag string
 }
 
+// MaxServerMs bounds a receipt line's serverMs: 30 days, past any call's
+// timeout (at most a day), and within a time.Duration.
+const MaxServerMs = 30 * 24 * 3600 * 1000
+
 // maxDetails is the most documents a stub may name.
 const maxDetails = 32
 
@@ -83,8 +97,8 @@ type member struct {
 // kind, when, whenMs and tag.
 var kindMembers = map[Kind][]member{
 	KindStart:         {},
-	KindSent:          {{"call", false}, {"tool", false}, {"action", false}, {"amount", true}, {"slip", false}, {"requestId", false}, {"details", false}},
-	KindReceipt:       {{"call", false}, {"stub", false}, {"outcome", false}},
+	KindSent:          {{"call", false}, {"tool", false}, {"action", false}, {"amount", true}, {"slip", false}, {"requestId", false}, {"details", false}, {"sentMs", true}},
+	KindReceipt:       {{"call", false}, {"stub", false}, {"outcome", false}, {"serverMs", true}},
 	KindNotWritten:    {{"call", false}, {"outcome", false}, {"reason", false}},
 	KindLateReceipt:   {{"call", false}, {"stub", false}},
 	KindDenial:        {{"call", false}, {"tool", false}, {"action", false}, {"reason", false}, {"codes", false}, {"slip", false}, {"refusal", false}, {"rules", false}, {"rule", false}, {"unwritten", true}},
@@ -153,6 +167,14 @@ func (ln *Line) body() (map[string]any, error) {
 			}
 		case "count":
 			b["count"] = ln.Count
+		case "sentMs":
+			if !ln.SentAt.IsZero() {
+				b["sentMs"] = ln.SentAt.UnixMilli()
+			}
+		case "serverMs":
+			if ln.Server != nil {
+				b["serverMs"] = ln.Server.Milliseconds()
+			}
 		case "salt":
 			b["salt"] = ln.Salt
 		default:
@@ -223,6 +245,14 @@ func checkFields(ln *Line) error {
 		case "count":
 			if ln.Count < 1 || ln.Count > canon.MaxSafeInt {
 				err = errors.New("count must be a whole number from 1 to 2^53-1")
+			}
+		case "sentMs":
+			if !ln.SentAt.IsZero() && (ln.SentAt.Before(time.UnixMilli(0)) || ln.SentAt.UnixMilli() > canon.MaxSafeInt) {
+				err = errors.New("sentMs must be a whole number of milliseconds from 0 to 2^53-1")
+			}
+		case "serverMs":
+			if ln.Server != nil && (*ln.Server < 0 || ln.Server.Milliseconds() > MaxServerMs) {
+				err = fmt.Errorf("serverMs must be a whole number of milliseconds from 0 to %d", int64(MaxServerMs))
 			}
 		case "salt":
 			err = checkSalt(ln.Salt)
@@ -377,6 +407,18 @@ func decodeKindMembers(obj map[string]any, members []member, ln *Line) error {
 			ln.Unwritten, err = str(obj, m.name)
 		case "count":
 			ln.Count, err = num(obj, m.name)
+		case "sentMs":
+			var ms int64
+			ms, err = num(obj, m.name)
+			ln.SentAt = time.UnixMilli(ms).UTC()
+		case "serverMs":
+			var ms int64
+			if ms, err = num(obj, m.name); err == nil && ms <= MaxServerMs {
+				d := time.Duration(ms) * time.Millisecond
+				ln.Server = &d
+			} else if err == nil {
+				err = fmt.Errorf("serverMs must be a whole number of milliseconds from 0 to %d", int64(MaxServerMs))
+			}
 		case "salt":
 			ln.Salt, err = str(obj, m.name)
 		case "amount":

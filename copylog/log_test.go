@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
+	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -27,6 +30,14 @@ func allKinds() []Line {
 		{Kind: KindStart, When: at.Add(time.Minute)},
 		lateReceiptLine("call-2", fp("stub-2")),
 		{Kind: KindDenialsFolded, When: at.Add(2 * time.Minute), Count: 41},
+		// A sent line that holds the time of sending to the millisecond
+		// (sentMs) beside the stub's second, and a receipt line that holds
+		// the call's time with the server (serverMs); the lines above,
+		// without them, are a copy written before they were kept, and
+		// still read.
+		sentAtLine("call-5", at.Add(3*time.Minute), at.Add(3*time.Minute+417*time.Millisecond)),
+		{Kind: KindReceipt, When: at.Add(3*time.Minute + 426*time.Millisecond), Call: "call-5", Stub: fp("stub-5"),
+			Outcome: &record.Detail{Name: receipt.LabelToolResult, SHA256: fp("result-5")}, Server: durationOf(5 * time.Millisecond)},
 	}
 }
 

@@ -5,6 +5,10 @@ import (
 	"errors"
 	"os"
 	"testing"
+	"time"
+
+	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
+	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 )
 
 // base is a small copy every tamper case starts from.
@@ -33,6 +37,16 @@ func taggedBody(t *testing.T, body map[string]any, seq int64) []byte {
 	t.Helper()
 	l := &Log{key: testKey, name: testName}
 	b, err := l.tagLine(body, seq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// sentBody is a line's body as Append tags it.
+func sentBody(t *testing.T, ln Line) map[string]any {
+	t.Helper()
+	b, err := ln.body()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,6 +177,35 @@ func TestVerifyFindsTampering(t *testing.T) {
 			},
 			sentinel: ErrTampered,
 			want:     "copy line 2: the line checks but is not a copy line: when and whenMs name different times",
+		},
+		{
+			name: "a line that checks with a time of sending on another kind",
+			data: func(l [][]byte) []byte {
+				return join(l[0], taggedBody(t, map[string]any{"kind": "withdrawn", "call": "c", "when": "2026-11-29T20:00:00Z", "whenMs": int64(1795982400000),
+					"sentMs": int64(1795982400001)}, 2))
+			},
+			sentinel: ErrTampered,
+			want:     `copy line 2: the line checks but is not a copy line: member "sentMs" does not belong to a withdrawn line`,
+		},
+		{
+			name: "a sent line that checks with a time of sending as text",
+			data: func(l [][]byte) []byte {
+				body := sentBody(t, sentAtLine("c", at, at.Add(5*time.Millisecond)))
+				body["sentMs"] = "1795982400005"
+				return join(l[0], taggedBody(t, body, 2))
+			},
+			sentinel: ErrTampered,
+			want:     `copy line 2: the line checks but is not a copy line: member sentMs must be a whole number`,
+		},
+		{
+			name: "a receipt line that checks with a time with the server past its bound",
+			data: func(l [][]byte) []byte {
+				body := sentBody(t, Line{Kind: KindReceipt, When: at, Call: "c", Stub: fp("s"), Outcome: &record.Detail{Name: receipt.LabelToolResult, SHA256: fp("r")}})
+				body["serverMs"] = int64(MaxServerMs + 1)
+				return join(l[0], taggedBody(t, body, 2))
+			},
+			sentinel: ErrTampered,
+			want:     `copy line 2: the line checks but is not a copy line: serverMs must be a whole number of milliseconds from 0 to 2592000000`,
 		},
 		{
 			name:     "no key for a copy that holds lines",

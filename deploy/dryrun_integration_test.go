@@ -28,7 +28,7 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// These tests need the real kube-apiserver of ../shared/tools/kube-test-cluster.sh (KUBECONFIG set by
+// These tests need the real kube-apiserver of scripts/testenv/kube-apiserver.sh (KUBECONFIG set by
 // its `start`); scripts/test.sh starts it. Without it they fail: nothing here is faked.
 
 const testNamespace = "agents"
@@ -39,7 +39,7 @@ func adminConfig(t *testing.T) *rest.Config {
 	t.Helper()
 	path := os.Getenv("KUBECONFIG")
 	if path == "" {
-		t.Fatal("KUBECONFIG is not set: start the test cluster with ../shared/tools/kube-test-cluster.sh start")
+		t.Fatal(`KUBECONFIG is not set: start the test servers first: eval "$(./scripts/testenv/servers.sh start)" in the repository's folder (it builds them once)`)
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", path)
 	if err != nil {

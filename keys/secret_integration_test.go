@@ -103,6 +103,9 @@ func apply(t *testing.T, k *itest.Kube, mn *ManifestNeeded) {
 	}
 	args := append([]string{"--server", k.Server, "--certificate-authority", k.CAFile, "--token", os.Getenv("KUBE_ADMIN_TOKEN")},
 		strings.Fields(mn.ApplyCommand(p))[1:]...)
+	if _, err := exec.LookPath("kubectl"); err != nil {
+		t.Fatalf("kubectl is not on PATH (%v): run ./scripts/test.sh setup in the repository's folder, which puts it in ~/.cache/mcp-executor-tools/bin; put that folder on PATH", err)
+	}
 	cmd := exec.Command("kubectl", args...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG=/dev/null")
 	if out, err := cmd.CombinedOutput(); err != nil {

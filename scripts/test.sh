@@ -1,31 +1,37 @@
 #!/usr/bin/env bash
 # The project's whole test run. It first sets up, on a fresh machine, everything the run needs, and skips
 # what is already there (so a second run only checks):
-#   - Node.js and npm (apt-get, when missing) for the real npm MCP servers the end-to-end tests run;
-#   - the npm test servers: `npm ci --prefix testdata/npm`, only when testdata/npm/node_modules is missing
+#   - Debian packages, with apt-get, when missing: Node.js and npm (the real npm MCP servers and the
+#     TypeScript SDK clients), chromium (the person's page in a real browser), openssl (a time-stamp
+#     authority), what the one-node cluster runs on (containerd, runc, the CNI plugins, busybox), and
+#     ShellCheck for the scripts;
+#   - the npm test packages: `npm ci --prefix testdata/npm`, only when testdata/npm/node_modules is missing
 #     or does not hold what package-lock.json pins;
-#   - Debian's chromium (apt-get, when /usr/bin/chromium is missing) for the page tests in a real browser;
 #   - helm v3.22.0, golangci-lint v2.15.0 and deadcode (golang.org/x/tools v0.52.0), built from source with
 #     `go install` (the Go module proxy serves them) into $MCP_EXECUTOR_TOOLS_DIR/bin;
-#   - the real Vault, etcd, kube-apiserver and Jaeger binaries and a real single-node cluster that runs
-#     pods, built once by the scripts in ../shared/tools.
-# Then: go vet, gofmt, golangci-lint, deadcode, every test (unit, end-to-end through the real binary, and
-# integration against a real Vault, kube-apiserver and Jaeger) under the race detector, short fuzz runs, the demo.
-# The servers start in the background during vet, gofmt, golangci-lint and deadcode; the fuzz runs go beside
-# the tests.
+#   - the real servers of the integration tests, built once into $MCP_EXECUTOR_TOOLS_DIR by the scripts in
+#     scripts/testenv: Vault, etcd and kube-apiserver, the rest of a one-node cluster that runs pods
+#     (kubelet, scheduler, controller manager; kubectl, linked into $MCP_EXECUTOR_TOOLS_DIR/bin), Jaeger,
+#     Sigstore's timestamp-server, and the go-sdk conformance server.
+# Then: go vet, gofmt, shellcheck, golangci-lint, deadcode, every test (unit, end-to-end through the real binary, and
+# integration against the real servers) under the race detector, short fuzz runs, the demo. The servers
+# start in the background during vet, gofmt, golangci-lint and deadcode and stop at the end, whatever
+# happened; the fuzz runs go beside the tests.
 #
 # Usage: scripts/test.sh [setup]     `setup` stops after the set-up.
-# Environment (optional): MCP_EXECUTOR_TOOLS_DIR (cache folder, default $HOME/.cache/mcp-executor-tools,
-# shared with ../shared/tools), MCP_EXECUTOR_SHARED_TOOLS (default ../shared/tools), FUZZTIME.
+# Environment (optional): MCP_EXECUTOR_TOOLS_DIR (cache folder, default $HOME/.cache/mcp-executor-tools),
+# FUZZTIME.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 TOOLS_DIR="${MCP_EXECUTOR_TOOLS_DIR:-$HOME/.cache/mcp-executor-tools}"
-tools="${MCP_EXECUTOR_SHARED_TOOLS:-../shared/tools}"
+export MCP_EXECUTOR_TOOLS_DIR="$TOOLS_DIR"
 BIN="$TOOLS_DIR/bin"
 export PATH="$BIN:$PATH"
+testenv=scripts/testenv
+run_start=$SECONDS
 
-step() { echo "== $*"; }
+step() { echo "== [$(date +%H:%M:%S)] $*"; }
 fail() { echo "test.sh: $*" >&2; exit 1; }
 
 # go_tool NAME PACKAGE MODULE VERSION: `go install PACKAGE@VERSION` into $BIN unless the binary there was
@@ -57,42 +63,47 @@ process.exit(hash(pinned) === hash(packages("testdata/npm/node_modules/.package-
 EOF
 }
 
+# debian_packages: install, in one apt-get, the Debian packages the run needs that are missing (judged by
+# the commands and files they bring).
+debian_packages() {
+	local want=() sudo=""
+	command -v node >/dev/null && command -v npm >/dev/null || want+=(nodejs npm)
+	[ -x /usr/bin/chromium ] || want+=(chromium)
+	command -v openssl >/dev/null || want+=(openssl)
+	command -v curl >/dev/null || want+=(curl)
+	command -v flock >/dev/null && command -v unshare >/dev/null && command -v nsenter >/dev/null || want+=(util-linux)
+	command -v ip >/dev/null && command -v ss >/dev/null || want+=(iproute2)
+	command -v containerd >/dev/null && command -v ctr >/dev/null || want+=(containerd)
+	command -v runc >/dev/null || want+=(runc)
+	[ -x /usr/lib/cni/bridge ] && [ -x /usr/lib/cni/host-local ] || want+=(containernetworking-plugins)
+	command -v busybox >/dev/null || want+=(busybox-static)
+	command -v shellcheck >/dev/null || want+=(shellcheck)
+	[ ${#want[@]} -gt 0 ] || return 0
+	step "install Debian packages: ${want[*]} (apt-get)"
+	command -v apt-get >/dev/null || fail "these Debian packages are needed and this machine has no apt-get: ${want[*]}"
+	[ "$(id -u)" = 0 ] || sudo=sudo
+	$sudo apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${want[@]}"
+}
+
 setup() {
 	command -v go >/dev/null || fail "Go 1.26 is needed: https://go.dev/dl/"
 	mkdir -p "$BIN"
-
-	if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-		step "install Node.js and npm (apt-get)"
-		local sudo=""
-		[ "$(id -u)" = 0 ] || sudo=sudo
-		command -v apt-get >/dev/null || fail "Node.js and npm are needed and this machine has no apt-get: install them, then run again"
-		$sudo apt-get update -qq && $sudo apt-get install -y -qq nodejs npm
-	fi
+	debian_packages
 	if ! npm_fresh; then
-		step "install the npm test servers (npm ci --prefix testdata/npm)"
+		step "install the npm test packages (npm ci --prefix testdata/npm)"
 		npm ci --prefix testdata/npm --no-audit --no-fund --loglevel=error
 		npm_fresh || fail "testdata/npm/node_modules still differs from package-lock.json after npm ci"
-	fi
-
-	if [ ! -x /usr/bin/chromium ]; then
-		step "install Debian's chromium (apt-get), for the person's page tests in a real browser"
-		local sudo_c=""
-		[ "$(id -u)" = 0 ] || sudo_c=sudo
-		$sudo_c apt-get install -y -qq chromium || { $sudo_c apt-get update -qq && $sudo_c apt-get install -y -qq chromium; }
 	fi
 
 	go_tool helm helm.sh/helm/v3/cmd/helm helm.sh/helm/v3 v3.22.0
 	go_tool golangci-lint github.com/golangci/golangci-lint/v2/cmd/golangci-lint github.com/golangci/golangci-lint/v2 v2.15.0
 	go_tool deadcode golang.org/x/tools/cmd/deadcode golang.org/x/tools v0.52.0
 
-	[ -x "$tools/vault-dev.sh" ] && [ -x "$tools/kube-test-cluster.sh" ] && [ -x "$tools/jaeger-dev.sh" ] ||
-		fail "the scripts that build the real Vault and kube-apiserver are not in $tools: set MCP_EXECUTOR_SHARED_TOOLS to their folder"
-	step "build (once) the real Vault, etcd and kube-apiserver into $TOOLS_DIR"
-	MCP_EXECUTOR_TOOLS_DIR="$TOOLS_DIR" "$tools/vault-dev.sh" build
-	MCP_EXECUTOR_TOOLS_DIR="$TOOLS_DIR" "$tools/kube-test-cluster.sh" build
-	MCP_EXECUTOR_TOOLS_DIR="$TOOLS_DIR" "$tools/jaeger-dev.sh" build
-	step "build (once) the real single-node cluster (kubelet, scheduler, controller-manager; containerd from Debian)"
-	MCP_EXECUTOR_TOOLS_DIR="$TOOLS_DIR" "$tools/kube-real-cluster.sh" build >/dev/null
+	step "build (once) the real servers into $TOOLS_DIR (scripts/testenv/servers.sh build)"
+	"$testenv/servers.sh" build
+	# kubectl of the cluster's version, for the tests that run it by name.
+	ln -sfn "$("$testenv/cluster.sh" env | sed -n 's/^export REAL_CLUSTER_KUBECTL=//p')" "$BIN/kubectl"
 
 	go mod download
 }
@@ -104,67 +115,62 @@ exec 9>"$TOOLS_DIR/.test-setup.lock"
 flock 9
 setup
 flock -u 9
+step "set-up done in $((SECONDS - run_start)) s"
 [ "${1:-}" = setup ] && exit 0
 
-# The services the integration tests use start in the background while vet, gofmt, golangci-lint and
-# deadcode run: their start-up is mostly waiting for health checks, the checks are mostly CPU. Each
-# start script's export lines and log go to a file in $svc; server_ready waits for them.
-step "start, in the background, the real Vault, kube-apiserver, single-node cluster and Jaeger the integration tests use"
-export MCP_EXECUTOR_TOOLS_DIR="$TOOLS_DIR"
+# The servers start in the background while vet, gofmt, golangci-lint and deadcode run: their start-up is
+# mostly waiting for health checks, the checks are mostly CPU. servers.sh starts them all at once; its
+# export lines go to $svc/env and its log to $svc/log. Whatever happens after this, stop_servers stops
+# those it started (its last line names them; one that ran before the run is left running) and so undoes
+# what the cluster changed on the host.
+step "start, in the background, the real servers the integration tests use (scripts/testenv/servers.sh start)"
 svc=$(mktemp -d)
 fuzzing="" # the background fuzz runs (see fuzz_all), while they run
+starting=""
 stop_servers() {
 	if [ -n "$fuzzing" ]; then
 		touch "$svc/stop" # the fuzz runs stop after the current one
 		wait "$fuzzing" || true
 	fi
-	wait "${starting[@]}" || true # a start still under way (the run failed before the tests) ends first, so that its server is stopped
-	"$tools/kube-real-cluster.sh" stop >/dev/null 2>&1 || true
-	"$tools/vault-dev.sh" stop >/dev/null 2>&1 || true
-	"$tools/kube-test-cluster.sh" stop >/dev/null 2>&1 || true
-	"$tools/jaeger-dev.sh" stop >/dev/null 2>&1 || true
+	# A start still under way (the run failed before the tests) ends first, so that what it started stops.
+	[ -z "$starting" ] || wait "$starting" || true
+	local started
+	started=$(sed -n 's/^export MCP_EXECUTOR_TESTENV_STARTED=//p' "$svc/env" 2>/dev/null)
+	if [ -n "$started" ]; then
+		# shellcheck disable=SC2086 # the names, one word each
+		"$testenv/servers.sh" stop ${started//,/ } >/dev/null 2>&1 ||
+			echo "test.sh: stopping the servers failed: run $testenv/servers.sh stop ${started//,/ }" >&2
+	fi
 	rm -rf "$svc"
 }
 trap stop_servers EXIT
-declare -A starting
-for s in kube-test-cluster vault-dev jaeger-dev kube-real-cluster; do
-	"$tools/$s.sh" start >"$svc/$s.env" 2>"$svc/$s.log" &
-	starting[$s]=$!
-done
-# server_ready NAME: wait for NAME's start and show its log; fail when it failed. Its export lines
-# are then in $svc/NAME.env.
-server_ready() {
-	local rc=0
-	wait "${starting[$1]}" || rc=$?
-	cat "$svc/$1.log" >&2
-	[ "$rc" = 0 ] || fail "$tools/$1.sh start failed (exit $rc); its log is above"
-}
+"$testenv/servers.sh" start >"$svc/env" 2>"$svc/log" &
+starting=$!
 
 step "go vet"
 go vet ./...
 go vet -tags integration ./...
 step "gofmt"
-unformatted=$(gofmt -l $(git ls-files '*.go'))
+unformatted=$(git ls-files -z '*.go' | xargs -0 gofmt -l)
 if [ -n "$unformatted" ]; then echo "not gofmt-formatted:"; echo "$unformatted"; exit 1; fi
+step "shellcheck (scripts)"
+shellcheck -x scripts/test.sh scripts/testenv/*.sh scripts/testenv/conformance-suite .ci/run
 step "golangci-lint (.golangci.yml)"
 golangci-lint run --allow-parallel-runners ./...
 step "deadcode (functions nothing reaches, counting tests)"
 dead=$(deadcode -test -tags integration ./...)
 if [ -n "$dead" ]; then echo "unreachable functions:"; echo "$dead"; exit 1; fi
 
-step "wait for the real Vault, kube-apiserver, single-node cluster and Jaeger"
-server_ready kube-test-cluster
-eval "$(cat "$svc/kube-test-cluster.env")"
-server_ready vault-dev
-eval "$(cat "$svc/vault-dev.env")"
-# Jaeger's OTEL_EXPORTER_OTLP_ENDPOINT reaches the trace tests only: every other test runs without it.
-server_ready jaeger-dev
-eval "$(sed 's/^export OTEL_EXPORTER_OTLP_ENDPOINT=/export MCP_EXECUTOR_TEST_OTLP_ENDPOINT=/' "$svc/jaeger-dev.env")"
-# The real cluster (deploy/cluster): its lines are exported with the prefix REAL_CLUSTER_ so that they
-# do not replace the kube-apiserver-only cluster's KUBECONFIG the other integration tests use.
-server_ready kube-real-cluster
-eval "$(sed 's/^export /export REAL_CLUSTER_/' "$svc/kube-real-cluster.env")"
-export REAL_CLUSTER_TOOLS="$(cd "$tools" && pwd)"
+step "wait for the real servers"
+rc=0
+wait "$starting" || rc=$?
+starting=""
+cat "$svc/log" >&2
+[ "$rc" = 0 ] || fail "$testenv/servers.sh start failed (exit $rc); its log is above"
+# VAULT_*, KUBECONFIG and KUBE_* (the kube-apiserver alone), REAL_CLUSTER_* (the one-node cluster),
+# MCP_EXECUTOR_TEST_OTLP_ENDPOINT and JAEGER_QUERY_URL, MCP_EXECUTOR_TEST_TSA_*, MCP_EXECUTOR_TEST_OPENSSL_TSA_*,
+# MCP_EXECUTOR_TEST_CONFORMANCE_*: see scripts/testenv/servers.sh.
+eval "$(cat "$svc/env")"
 
 # The short fuzz runs of the parsers that face untrusted bytes go beside the tests, one fuzz worker
 # each (-parallel 1): the end-to-end tests leave a core mostly idle while they wait on processes.
@@ -198,18 +204,34 @@ fuzz_all() {
 	./sidecar/page/ FuzzSignedFile later
 	./sidecar/policy/glob/ FuzzMatch later
 	./sidecar/policy/redact/ FuzzJSON later
+	./sidecar/policy/redact/ FuzzMixed later
+	./sidecar/policy/redact/ FuzzFoldName later
+	./sidecar/policy/redact/ FuzzDecodeBase64 later
+	./sidecar/policy/redact/ FuzzPercentDecode later
+	./sidecar/policy/redact/ FuzzName later
+	./sidecar/policy/redact/ FuzzPrintable later
 	./sidecar/settings/ FuzzParseYAML later
 	./sidecar/approval/ FuzzQueueAnswer later
 	./sidecar/approval/ FuzzParseElicitResult later
 	./sidecar/approval/ FuzzInputAnswer later
 	./sidecar/page/ FuzzCancellationFile later
 	./sidecar/page/ FuzzRegistration later
+	./sidecar/page/ FuzzParseCode later
+	./sidecar/page/ FuzzCodeCheck later
 	./sidecar/approvalkube/ FuzzApprovalRequest later
-	./sidecar/ FuzzReadEvents later
-	./sidecar/ FuzzErrorBodyMessage later
+	./sidecar/upstream/ FuzzReadEvents later
+	./sidecar/upstream/ FuzzErrorBodyMessage later
 	./receipts/book/ FuzzVerifyOnEveryCore later
 	./receipts/book/ FuzzBlankHybridSignatures later
 	./receipts/book/ FuzzVerifyEntries later
+	./receipts/der/ FuzzValidate later
+	./receipts/stamp/ FuzzCheck later
+	./receipts/stamp/ FuzzReadResponse later
+	./receipts/seal/ FuzzParseLine later
+	./receipts/tree/ FuzzParseState later
+	./receipts/book/ FuzzSealedBook later
+	./receipts/pass/ FuzzParse later
+	./receipts/pass/ FuzzReadText later
 	EOF
 }
 
@@ -231,3 +253,4 @@ cat "$svc/fuzz.log"
 
 step "demo"
 go run ./cmd/mcp-executor demo
+step "the whole run took $((SECONDS - run_start)) s"

@@ -39,8 +39,9 @@ func TestApprovalTypeScriptClient(t *testing.T) {
 	t.Parallel()
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Fatalf("node is needed for the TypeScript SDK client: %v", err)
+		t.Fatalf("node is needed for the TypeScript SDK client (%v): run ./scripts/test.sh setup in the repository's folder", err)
 	}
+	needNPM(t, "sdk")
 	script, err := filepath.Abs(filepath.Join("..", "testdata", "npm", "approval-client.mjs"))
 	if err != nil {
 		t.Fatal(err)

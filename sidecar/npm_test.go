@@ -23,13 +23,22 @@ func npmServer(t *testing.T, pkg string) (node, entry string) {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(entry); err != nil {
-		t.Fatalf("%s is not installed (%v): run `npm ci --prefix testdata/npm` in the repository", pkg, err)
+		t.Fatalf("%s is not installed (%v): run ./scripts/test.sh setup in the repository's folder (it runs npm ci --prefix testdata/npm)", pkg, err)
 	}
 	node, err = exec.LookPath("node")
 	if err != nil {
-		t.Fatalf("node is needed for the npm MCP servers: %v", err)
+		t.Fatalf("node is needed for the npm MCP servers (%v): run ./scripts/test.sh setup in the repository's folder", err)
 	}
 	return node, entry
+}
+
+// needNPM fails the test, saying what to run, when testdata/npm does not hold the npm package
+// @modelcontextprotocol/<pkg> (a client script imports it).
+func needNPM(t *testing.T, pkg string) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join("..", "testdata", "npm", "node_modules", "@modelcontextprotocol", pkg, "package.json")); err != nil {
+		t.Fatalf("@modelcontextprotocol/%s is not installed (%v): run ./scripts/test.sh setup in the repository's folder (it runs npm ci --prefix testdata/npm)", pkg, err)
+	}
 }
 
 // The reference "everything" server behind the executor: tools, progress

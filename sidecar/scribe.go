@@ -218,7 +218,7 @@ func (e *Executor) finishCommit(tc *toolCall, f receipt.StubFields, prep receipt
 	// writes or sends again.
 	faultinject.Point("after-answer-sent")
 	if err := e.copyAppendUnsynced(copylog.Line{Kind: copylog.KindReceipt, Call: tc.ourID, Stub: stubFP,
-		Outcome: &doc}); err != nil {
+		Outcome: &doc, Server: tc.tel.ServerTime()}); err != nil {
 		e.stop("the copy could not be written: " + err.Error())
 	}
 	e.bookAppendedSigned(tc.ctx, line)

@@ -130,8 +130,8 @@ func loadParts(ctx context.Context, set *settings.Settings, cl *closers, log *sl
 	if p.copyKey, err = boot.LoadCopyKey(ctx, set, kopts, log); err != nil {
 		return nil, err
 	}
-	if len(set.Agent.IssuerKeys) == 0 {
-		return nil, errors.New("settings: agent.issuerKeys names no passkey; the executor acts only under a slip signed by a passkey it trusts")
+	if err := set.TrustsAPasskey(); err != nil {
+		return nil, err
 	}
 	if p.slip, err = boot.LoadSlip(set, p.agent.Keys(), p.exec.Keys()); err != nil {
 		return nil, err

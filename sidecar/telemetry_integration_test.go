@@ -32,8 +32,8 @@ import (
 )
 
 // These tests run the real binary against a real Jaeger (scripts/test.sh starts it with
-// ../shared/tools/jaeger-dev.sh and exports its OTLP endpoint as MCP_EXECUTOR_TEST_OTLP_ENDPOINT, so
-// that no other test's executor exports; OTEL_EXPORTER_OTLP_ENDPOINT, as jaeger-dev.sh prints it, does too).
+// scripts/testenv/jaeger.sh, which prints its OTLP endpoint as MCP_EXECUTOR_TEST_OTLP_ENDPOINT, so
+// that no other test's executor exports; OTEL_EXPORTER_OTLP_ENDPOINT does too).
 
 // jaegerEnv returns the OTLP endpoint and the query URL of the running Jaeger.
 func jaegerEnv(t *testing.T) (otlp, query string) {
@@ -43,8 +43,8 @@ func jaegerEnv(t *testing.T) (otlp, query string) {
 		otlp = os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT")
 	}
 	if otlp == "" || query == "" {
-		t.Fatal("OTEL_EXPORTER_OTLP_ENDPOINT and JAEGER_QUERY_URL must name a running Jaeger: " +
-			`eval "$(../shared/tools/jaeger-dev.sh start)" (scripts/test.sh does)`)
+		t.Fatal("MCP_EXECUTOR_TEST_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_ENDPOINT) and JAEGER_QUERY_URL must name a running Jaeger: " +
+			`start the test servers first: eval "$(./scripts/testenv/servers.sh start)" in the repository's folder (it builds them once)`)
 	}
 	return otlp, query
 }

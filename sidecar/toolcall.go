@@ -588,7 +588,7 @@ func (s *Session) send(tc *toolCall) {
 		return
 	}
 	sent := copylog.Line{Kind: copylog.KindSent, When: tc.when, Call: tc.ourID, Tool: tc.tool, Action: tc.action,
-		Amount: tc.amount, Slip: e.slipFP, RequestID: tc.ourID, Details: tc.details}
+		Amount: tc.amount, Slip: e.slipFP, RequestID: tc.ourID, Details: tc.details, SentAt: time.Now()}
 	faultinject.Point("before-copy-sent")
 	if err := tc.tel.Durable(telemetry.FileCopy, func() error { return e.copyAppend(sent) }); err != nil {
 		e.stop("the copy could not be written: " + err.Error())

@@ -12,6 +12,8 @@
 //	verify   check a book
 //	compare  compare the executor's copy with the book
 //	demo     a self-contained demonstration with development keys
+//	version  the version (also --version): the one stamped in at build time, or else the
+//	         module's version from the build information (go install …@v1.2.3 says v1.2.3)
 //
 // Environment:
 //
@@ -30,13 +32,11 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/seed-6e06167c/mcp-executor/sidecar/cli"
 )
-
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
 
 func main() {
 	os.Exit(run())
@@ -51,12 +51,13 @@ func run() int {
 		fmt.Fprintf(os.Stderr, "mcp-executor: setting up OpenTelemetry: %v\n", err)
 		return cli.ExitUsage
 	}
+	info, ok := debug.ReadBuildInfo()
 	code := cli.Main(ctx, cli.Env{
 		Args:    os.Args[1:],
 		Stdin:   os.Stdin,
 		Stdout:  os.Stdout,
 		Stderr:  os.Stderr,
-		Version: version,
+		Version: versionText(version, info, ok),
 		Metrics: tel.metrics,
 	})
 	if err := tel.shutdown(context.Background()); err != nil {

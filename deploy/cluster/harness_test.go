@@ -31,10 +31,11 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/internal/syncbuf"
 )
 
-// The tests need the real cluster of ../shared/tools/kube-real-cluster.sh. scripts/test.sh starts it and
-// exports its `start` lines with the prefix REAL_CLUSTER_ (REAL_CLUSTER_KUBECONFIG, …), apart from the
-// kube-apiserver-only cluster the other integration tests use. Without it they fail: nothing is faked.
-const startCluster = `start the real cluster first: eval "$(../shared/tools/kube-real-cluster.sh start | sed 's/^export /export REAL_CLUSTER_/')" (scripts/test.sh does)`
+// The tests need the real cluster of scripts/testenv/cluster.sh. Its `start` prints its variables with the
+// prefix REAL_CLUSTER_ (REAL_CLUSTER_KUBECONFIG, REAL_CLUSTER_KUBECTL, REAL_CLUSTER_TOOLS, …), apart from
+// the kube-apiserver-only cluster the other integration tests use; scripts/test.sh starts it. Without it
+// they fail: nothing is faked.
+const startCluster = `start the real cluster first: eval "$(./scripts/testenv/servers.sh start cluster vault)" in the repository's folder (it builds them once; ./scripts/test.sh starts every server)`
 
 const (
 	executorImage = "localhost/mcp-executor:test"
@@ -55,8 +56,9 @@ type cluster struct {
 	cs               kubernetes.Interface
 	dyn              dynamic.Interface
 	apiHost, apiPort string // the API server as a pod reaches it (the node's bridge address)
-	tools            string // ../shared/tools
+	tools            string // scripts/testenv: mkimage.sh, cluster.sh
 	helm             string
+	kubectlBin       string // kubectl of the cluster's version
 	images           string // folder of the image archives this run made
 }
 
@@ -82,7 +84,10 @@ func setup() (*cluster, func(), error) {
 	}
 	c.tools = os.Getenv("REAL_CLUSTER_TOOLS")
 	if c.tools == "" {
-		c.tools = "../../../shared/tools"
+		c.tools = "../../scripts/testenv"
+	}
+	if c.kubectlBin = os.Getenv("REAL_CLUSTER_KUBECTL"); c.kubectlBin == "" {
+		c.kubectlBin = "kubectl"
 	}
 	var err error
 	if c.tools, err = filepath.Abs(c.tools); err != nil {
@@ -118,16 +123,23 @@ func setup() (*cluster, func(), error) {
 	return c, cleanup, nil
 }
 
+// helmBin finds helm: on PATH, else where scripts/test.sh installs it ($MCP_EXECUTOR_TOOLS_DIR/bin, by
+// default ~/.cache/mcp-executor-tools/bin), else in ~/go/bin.
 func helmBin() (string, error) {
 	if p, err := exec.LookPath("helm"); err == nil {
 		return p, nil
 	}
 	home, _ := os.UserHomeDir()
-	p := filepath.Join(home, "go", "bin", "helm")
-	if _, err := os.Stat(p); err == nil {
-		return p, nil
+	tools := os.Getenv("MCP_EXECUTOR_TOOLS_DIR")
+	if tools == "" {
+		tools = filepath.Join(home, ".cache", "mcp-executor-tools")
 	}
-	return "", fmt.Errorf("helm not found on PATH or in ~/go/bin: go install helm.sh/helm/v3/cmd/helm@v3.22.0")
+	for _, p := range []string{filepath.Join(tools, "bin", "helm"), filepath.Join(home, "go", "bin", "helm")} {
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("helm is not on PATH, in %s or in ~/go/bin: run ./scripts/test.sh setup in the repository's folder, which installs helm v3.22.0", filepath.Join(tools, "bin"))
 }
 
 // buildImages builds the static executor binary (CGO_ENABLED=0, as the Dockerfile's build stage does)
@@ -170,7 +182,7 @@ func (c *cluster) mkimage(name, root, out string, opts ...string) error {
 }
 
 func (c *cluster) importImage(archive string) error {
-	cmd := exec.Command(filepath.Join(c.tools, "kube-real-cluster.sh"), "import", archive)
+	cmd := exec.Command(filepath.Join(c.tools, "cluster.sh"), "import", archive)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("importing %s: %w\n%s", archive, err, b)
 	}
@@ -184,7 +196,11 @@ func ctxFor(t *testing.T, d time.Duration) context.Context {
 }
 
 // run runs a command with the cluster's kubeconfig and returns its standard output and error.
+// kubectl is run as the cluster's own (REAL_CLUSTER_KUBECTL) when it names one.
 func (c *cluster) run(ctx context.Context, stdin []byte, name string, args ...string) (string, string, error) {
+	if name == "kubectl" {
+		name = c.kubectlBin
+	}
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+c.kubeconfig)
 	if stdin != nil {
@@ -451,7 +467,7 @@ func eventually(t *testing.T, d time.Duration, what string, cond func() (bool, e
 func (r *release) session(t *testing.T, pod, container string, argv ...string) (*mcp.ClientSession, *syncbuf.Buffer) {
 	t.Helper()
 	args := append([]string{"exec", "-i", "-n", r.ns, pod, "-c", container, "--"}, argv...)
-	cmd := exec.Command("kubectl", args...)
+	cmd := exec.Command(r.c.kubectlBin, args...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+r.c.kubeconfig)
 	var stderr syncbuf.Buffer // kubectl writes it while the test may read it
 	cmd.Stderr = &stderr

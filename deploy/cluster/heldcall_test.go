@@ -11,10 +11,13 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// chartQueue is the approval queue folder the chart gives the executor when its settings name none:
-// on the executor's own volume, since the settings' folder is a read-only mount.
+// chartQueue is the approval queue folder of an executor whose settings name none: beside the copy, on
+// the executor's own volume, since the settings' folder is a read-only mount. The chart writes it into
+// the settings it renders; the executor takes the same folder by default.
 const chartQueue = "/var/lib/mcp-executor/approvals"
 
 // TestHeldCallThroughTheQueue installs the chart with one tool whose every call is held for a
@@ -27,6 +30,52 @@ func TestHeldCallThroughTheQueue(t *testing.T) {
 	r := kc.newRelease(t, "held", "emptyDir")
 	r.set("executor.settings.tools.echo", map[string]any{"action": "test.echo", "approve": true})
 	r.install(t)
+	heldCallApproved(t, r)
+}
+
+// TestHeldCallWithExistingSecret: the settings come in executor.existingSecret, written by hand, with
+// one tool held for approval and no approvals.queue, so the chart adds no queue of its own (it only
+// fills in settings it renders). The settings' folder is the Secret's read-only mount; the executor's
+// own default puts the queue beside its copy, on its volume: the pod starts and stays up (with the
+// queue beside the settings it could not make the folder, and crash-looped), and a held call is
+// approved from that folder as above.
+func TestHeldCallWithExistingSecret(t *testing.T) {
+	r := kc.newRelease(t, "held-secret", "emptyDir")
+	ctx := ctxFor(t, time.Minute)
+	executor := r.values["executor"].(map[string]any)
+	settings := executor["settings"].(map[string]any)
+	settings["tools"].(map[string]any)["echo"] = map[string]any{"action": "test.echo", "approve": true}
+	settings["kubernetes"] = map[string]any{} // the secret: sources; the chart adds it only to settings it renders
+	if _, ok := settings["approvals"]; ok {
+		t.Fatalf("the settings name approvals: %v", settings["approvals"])
+	}
+	settingsJSON, err := json.MarshalIndent(settings, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kc.cs.CoreV1().Secrets(r.ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "executor-settings"},
+		Data: map[string][]byte{"executor.json": settingsJSON, "slip.json": []byte(executor["slip"].(string))}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	executor["existingSecret"] = "executor-settings"
+	r.install(t)
+	pod := heldCallApproved(t, r)
+	got, err := kc.cs.CoreV1().Pods(r.ns).Get(ctx, pod.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range append(got.Status.InitContainerStatuses, got.Status.ContainerStatuses...) {
+		if st.RestartCount != 0 {
+			t.Errorf("container %s restarted %d times", st.Name, st.RestartCount)
+		}
+	}
+}
+
+// heldCallApproved calls the held tool echo through the bridge in the release's pod: the call waits,
+// its request is in the chart's queue folder, `mcp-executor approve` in the executor's container
+// approves it by id, and only then is it answered. The executor warns of nothing. It returns the pod.
+func heldCallApproved(t *testing.T, r *release) *corev1.Pod {
+	t.Helper()
 	pod := r.pod(t)
 	s, _ := r.session(t, pod.Name, "executor", "mcp-executor", "bridge", "--connect", socketAddr)
 	defer s.Close()
@@ -101,6 +150,7 @@ func TestHeldCallThroughTheQueue(t *testing.T) {
 			t.Errorf("the executor warned: %s", line)
 		}
 	}
+	return pod
 }
 
 // approveInPod runs `mcp-executor approve` with the pod's settings in the executor's container.

@@ -26,7 +26,7 @@ var (
 	vaultImageErr  error
 )
 
-// buildVaultImage makes an image of the vault binary ../shared/tools/vault-dev.sh builds (VAULT_BIN, else
+// buildVaultImage makes an image of the vault binary scripts/testenv/vault.sh builds (VAULT_BIN, else
 // its cache path). That binary is linked against the C library, so the libraries ldd names go in beside
 // it; busybox gives the shell deploy/vault/setup.sh runs in.
 func (c *cluster) buildVaultImage() error {
@@ -37,7 +37,7 @@ func (c *cluster) buildVaultImage() error {
 			bin = filepath.Join(home, ".cache", "mcp-executor-tools", "vault-v1.21.0", "vault")
 		}
 		if _, err := os.Stat(bin); err != nil {
-			vaultImageErr = fmt.Errorf("the vault binary (%w): build it with ../shared/tools/vault-dev.sh build", err)
+			vaultImageErr = fmt.Errorf("the vault binary (%w): build it with ./scripts/testenv/servers.sh build vault, in the repository's folder", err)
 			return
 		}
 		root := filepath.Join(c.images, "vault-root")

@@ -26,7 +26,7 @@ const ChromiumPath = "/usr/bin/chromium"
 func Browser(t testing.TB) context.Context {
 	t.Helper()
 	if _, err := os.Stat(ChromiumPath); err != nil {
-		t.Fatalf("the browser tests need Debian's chromium at %s (apt-get install -y chromium; scripts/test.sh does): %v", ChromiumPath, err)
+		t.Fatalf("the browser tests need Debian's chromium at %s (%v): run ./scripts/test.sh setup in the repository's folder, which installs it", ChromiumPath, err)
 	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(ChromiumPath),

@@ -19,6 +19,7 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/jwk"
 	"github.com/seed-6e06167c/mcp-executor/receipts/passkey"
+	"github.com/seed-6e06167c/mcp-executor/receipts/seal"
 	"github.com/seed-6e06167c/mcp-executor/receipts/slip"
 )
 
@@ -65,6 +66,11 @@ type Options struct {
 	// "Test Person", "test agent" and "testing the executor".
 	Person, AgentName, Purpose string
 
+	// SealKeys writes a recorder's key set (keys/seal.jwk: the Ed25519,
+	// ML-DSA-87 and SLH-DSA-SHA2-256s seeds) for a sealing executor; the
+	// settings that use it are the caller's (Settings).
+	SealKeys bool
+
 	// Settings are further members of the settings file (timeout,
 	// maxWaiting, unlisted, hideUnlisted, callIdInMeta, denialsPerHour,
 	// shutdownWait, contentRules, …), written as given.
@@ -81,13 +87,17 @@ type Env struct {
 	CopyKeyPath  string
 	AgentKeys    string // the agent's key-set file
 	ExecutorKeys string // the executor's key-set file
+	SealKeys     string // the recorder's key-set file, when Options.SealKeys
 
 	Passkey    *passkey.DevPasskey
 	Thumbprint string // the passkey's, trusted in the settings
 	Slip       *slip.Slip
 	Agent      jwk.Signer
 	Executor   jwk.Signer
-	CopyKey    []byte
+	// Sealer is the recorder's signer, when Options.SealKeys; Sealer's
+	// Keys().Fingerprint() is what verify --sealer names.
+	Sealer  *seal.LocalSigner
+	CopyKey []byte
 }
 
 // Build writes the working folder.
@@ -117,6 +127,12 @@ func Build(o Options) (*Env, error) {
 	}
 	if e.Executor, err = writeKeySet(e.ExecutorKeys); err != nil {
 		return nil, err
+	}
+	if o.SealKeys {
+		e.SealKeys = filepath.Join(o.Dir, "keys", "seal.jwk")
+		if e.Sealer, err = writeSealKeySet(e.SealKeys); err != nil {
+			return nil, err
+		}
 	}
 	key := keys.NewCopyKey()
 	if err := os.WriteFile(e.CopyKeyPath, key, 0o600); err != nil {
@@ -214,6 +230,20 @@ func WriteSlip(e *Env, o Options, service string) (*slip.Slip, error) {
 		return nil, fmt.Errorf("development set-up: %w", err)
 	}
 	if err := os.WriteFile(e.SlipPath, b, 0o644); err != nil {
+		return nil, fmt.Errorf("development set-up: %w", err)
+	}
+	return s, nil
+}
+
+// writeSealKeySet writes fresh seal seeds to path (0600) and returns the
+// recorder's signer.
+func writeSealKeySet(path string) (*seal.LocalSigner, error) {
+	seeds := keys.NewSealSeeds()
+	if err := os.WriteFile(path, seeds.Marshal(), 0o600); err != nil {
+		return nil, fmt.Errorf("development set-up: writing the seal key set: %w", err)
+	}
+	s, err := seeds.Signer()
+	if err != nil {
 		return nil, fmt.Errorf("development set-up: %w", err)
 	}
 	return s, nil

@@ -1,8 +1,8 @@
 //go:build integration
 
 // Package itest sets up the real servers the integration tests of keys and
-// sidecar/keysintegration use: a Vault dev server (../shared/tools/vault-dev.sh)
-// and a kube-apiserver with etcd (../shared/tools/kube-test-cluster.sh). A
+// sidecar/keysintegration use: a Vault dev server (scripts/testenv/vault.sh)
+// and a kube-apiserver with etcd (scripts/testenv/kube-apiserver.sh). A
 // test that needs a server which is not reachable fails; it does not skip.
 package itest
 
@@ -17,7 +17,9 @@ import (
 )
 
 // startServers is what a test whose servers are missing says to do.
-const startServers = `start the test servers first: eval "$(../shared/tools/vault-dev.sh start)" and eval "$(../shared/tools/kube-test-cluster.sh start)" (from the checkout's parent folder)`
+// It is the one command, run in the repository's folder, that builds (once) and starts every real server
+// the integration tests use and sets the variables they read; ./scripts/test.sh does it too.
+const startServers = `start the test servers first: eval "$(./scripts/testenv/servers.sh start)" in the repository's folder (it builds them once)`
 
 // Name returns prefix and 8 random hex characters: every run uses fresh
 // names, so runs against a long-lived server do not meet.

@@ -23,12 +23,18 @@ type Proposal struct {
 	// Approval is the person's signed approval of exactly this action,
 	// where the slip asks for one.
 	Approval *record.Record
+	// Pass is, for a helper agent's action, the fingerprint of the pass it
+	// acts under (in the book); "" for the slip's own agent. The action is
+	// then checked against the slip, the pass and every pass above it, and
+	// dated against the helper's own chain.
+	Pass string
 
 	// From ProposalFromValue: a fault found in the proposal's shape, and the
 	// approval exactly as handed over, both reported in the reference's order.
 	fault         error
 	approvalValue any
-	pass, terms   bool // named a pass or terms, which this package never holds
+	pass          bool // named a pass (of any form)
+	terms         bool // named terms, which this package never holds
 }
 
 // Decision is the answer of the check before acting.
@@ -47,7 +53,13 @@ type Decision struct {
 // Reason is the refusal reason (format description, section 18) for a
 // decision that does not allow the action: the first finding mapped to
 // not-in-slip, over-limit, outside-valid-time, needs-approval, or
-// slip-not-sound for a problem with the record or the request.
+// slip-not-sound for a problem with the record or the request. §18 has no
+// reason of its own for a helper's action: one outside its pass (or a
+// pass above) gets the reason the same finding against the slip gets
+// (an action the pass does not hand on: not-in-slip; a pass's limit:
+// over-limit; a pass expired: outside-valid-time), and a pass that is not
+// in the book, is under another slip or is one more than the slip allows
+// is not-in-slip.
 func (d Decision) Reason() string {
 	codes := []string{}
 	for _, f := range d.Problems {
@@ -58,7 +70,8 @@ func (d Decision) Reason() string {
 	}
 	for _, c := range codes {
 		switch c {
-		case "action-not-allowed", "party-not-allowed", "prohibited", "after-cancellation", "countersignature-missing":
+		case "action-not-allowed", "party-not-allowed", "prohibited", "after-cancellation", "countersignature-missing",
+			"pass-not-allowed", "pass-missing", "pass-mismatch":
 			return "not-in-slip"
 		case "over-limit", "over-each-limit", "over-count-limit", "over-period-limit", "amount-missing":
 			return "over-limit"
@@ -143,10 +156,12 @@ func (o *overlay) noteApproval(id string) { o.ids = append(o.ids, id) }
 // decided is a decision with what a reservation needs of it.
 type decided struct {
 	Decision
-	slip       *slipState
-	when       int64
-	effects    []effect
-	approvalID string
+	slip        *slipState
+	pass        *passState // the helper's pass; nil for the slip's own agent
+	when        int64
+	effects     []effect
+	passEffects []passEffect // on the pass and every pass above it
+	approvalID  string
 }
 
 func notSound(format string, a ...any) error { return problem.New("record-not-sound", format, a...) }
@@ -209,12 +224,18 @@ func (r *reader) decideInto(out *decided, p Proposal, fl *flight) error {
 	if !st.verified {
 		return notSound("this device could not check the slip's signature")
 	}
-	if p.pass {
-		return problem.New("pass-missing", "the proposal names a pass, and passes for helper agents are not supported by this checker")
+	// A helper agent acts under a pass, in a chain of its own.
+	ps, err := r.proposedPass(p)
+	if err != nil {
+		return err
 	}
-	lastWhen := st.lastWhen
+	ch := &st.chain
+	if ps != nil {
+		ch = &ps.chain
+	}
+	lastWhen := ch.lastWhen
 	for _, call := range fl.calls {
-		if call.when > lastWhen {
+		if call.pass == p.Pass && call.when > lastWhen {
 			lastWhen = call.when
 		}
 	}
@@ -230,12 +251,15 @@ func (r *reader) decideInto(out *decided, p Proposal, fl *flight) error {
 	}
 	var v view = committedView{st.tally}
 	if fl.quick {
-		v = flightView{st.tally, fl.calls}
+		v = flightView{t: st.tally, flight: fl.calls}
 	}
 	shown := compareWithSlip(st.rules, v, q, svc, st.cancelled, forBefore)
 	out.Needs = append(out.Needs, shown.needs...)
-	out.slip, out.when, out.effects = st, q.when, shown.effects
+	out.slip, out.pass, out.when, out.effects = st, ps, q.when, shown.effects
 	breaches := shown.breaches
+	if ps != nil {
+		breaches = out.underPass(ps, fl, q, svc, breaches)
+	}
 	if hasApproval {
 		o := &overlay{r: r, f: fl}
 		a, err := r.checkApproval(approvalValue, c, p.Slip, st, o)
@@ -306,6 +330,7 @@ func ProposalFromValue(v map[string]any) Proposal {
 		p.fault = problem.New("bad-field", "a proposal needs slip and action")
 	}
 	p.pass, p.terms = has(v, "pass"), has(v, "terms")
+	p.Pass, _ = v["pass"].(string)
 	p.Slip, _ = v["slip"].(string)
 	p.Action, _ = v["action"].(string)
 	p.With, _ = v["with"].(string)
@@ -329,4 +354,42 @@ func ProposalFromValue(v map[string]any) Proposal {
 		p.approvalValue = a
 	}
 	return p
+}
+
+// underPass compares a helper's proposed action with the pass it acts
+// under and every pass above it, as the checker compares them, after the
+// slip's comparison gave breaches; each pass's own totals count the calls
+// in flight under it and under every pass handed on from it. It returns
+// the breaches with those of the passes added, and notes the effects.
+func (out *decided) underPass(ps *passState, fl *flight, q request, svc *service, breaches []Finding) []Finding {
+	passView := func(lvl *passState) view {
+		if fl.quick {
+			return flightView{t: lvl.tally, flight: fl.calls, pass: lvl}
+		}
+		return committedView{lvl.tally}
+	}
+	var added []Finding
+	added, out.passEffects = comparePasses(ps, passView, q, svc, forBefore, breaches)
+	breaches = append(breaches, added...)
+	if ps.notAllowed {
+		breaches = append(breaches, Finding{"pass-not-allowed", "the slip does not allow the pass this action would be taken under"})
+	}
+	return breaches
+}
+
+// proposedPass is the pass a proposal names, as the reference's guard
+// finds it: nil for none; "pass-missing" when it is not in the book or did
+// not pass its check, "pass-mismatch" when it is under another slip.
+func (r *reader) proposedPass(p Proposal) (*passState, error) {
+	if p.Pass == "" && !p.pass {
+		return nil, nil
+	}
+	ps := r.passes[p.Pass]
+	if ps == nil || !ps.usable {
+		return nil, problem.New("pass-missing", "the pass is not in the book, or did not pass its own check")
+	}
+	if ps.pass.Slip != p.Slip {
+		return nil, problem.New("pass-mismatch", "the pass was given under another slip")
+	}
+	return ps, nil
 }

@@ -37,11 +37,16 @@ type Book struct {
 
 	trust string // trustOf the options it was opened with
 	cpUse string // what OpenBook made of the checkpoint (CheckpointUse)
+
+	// sealGate is held shared by every append while it reads and queues its
+	// lines, and whole by Seal while a seal is built: no line enters the
+	// book between the seal's point and the seal's own line.
+	sealGate sync.RWMutex
 }
 
 // Line is one entry of a book: exactly one of Slip, Stub, Refusal,
-// Cancellation and Acknowledgement; a stub may carry its countersignature
-// and the person's approval on the same line.
+// Cancellation, Acknowledgement and Pass; a stub may carry its
+// countersignature and the person's approval on the same line.
 type Line struct {
 	Slip             *record.Record
 	Stub             *record.Record
@@ -50,20 +55,21 @@ type Line struct {
 	Refusal          *record.Record
 	Cancellation     *record.Record
 	Acknowledgement  *record.Record
+	Pass             *record.Record
 }
 
 // Bytes is the line's canonical text, without its line feed.
 func (l Line) Bytes() ([]byte, error) {
 	m := map[string]any{}
 	main := 0
-	for name, r := range map[string]*record.Record{"slip": l.Slip, "stub": l.Stub, "refusal": l.Refusal, "cancellation": l.Cancellation, "acknowledgement": l.Acknowledgement} {
+	for name, r := range map[string]*record.Record{"slip": l.Slip, "stub": l.Stub, "refusal": l.Refusal, "cancellation": l.Cancellation, "acknowledgement": l.Acknowledgement, "pass": l.Pass} {
 		if r != nil {
 			m[name] = r.Value()
 			main++
 		}
 	}
 	if main != 1 {
-		return nil, errors.New("a book line holds exactly one of slip, stub, refusal, cancellation and acknowledgement")
+		return nil, errors.New("a book line holds exactly one of slip, stub, refusal, cancellation, acknowledgement and pass")
 	}
 	if l.Countersignature != nil || l.Approval != nil {
 		if l.Stub == nil {
@@ -265,11 +271,11 @@ func (b *Book) Append(entries ...Line) error {
 		}
 		lines = append(lines, line)
 	}
-	return b.appendLines(lines, nil, nil)
+	return b.appendLines(lines, nil, nil, false)
 }
 
 // AppendLine writes one canonical line (without its line feed).
-func (b *Book) AppendLine(line []byte) error { return b.appendLines([][]byte{line}, nil, nil) }
+func (b *Book) AppendLine(line []byte) error { return b.appendLines([][]byte{line}, nil, nil, false) }
 
 // AppendStub writes the stub of a reserved call and commits the
 // reservation: from then on the stub itself is counted, in the same step.
@@ -287,12 +293,13 @@ func (b *Book) AppendStub(r *Reservation, stub Line) error {
 	if err != nil {
 		return err
 	}
-	return b.appendLines([][]byte{line}, r, nil)
+	return b.appendLines([][]byte{line}, r, nil, false)
 }
 
 // appendLines checks and writes lines; signed, when given, is the value of
 // the one line AppendSigned made (read as it is, not parsed from the text).
-func (b *Book) appendLines(lines [][]byte, res *Reservation, signed map[string]any) error {
+// With noBreaches a line that would show a breach is refused as well.
+func (b *Book) appendLines(lines [][]byte, res *Reservation, signed map[string]any, noBreaches bool) error {
 	l := b.ledger
 	// The leaf hashes are worked out before the lock is taken.
 	leaves := make([][32]byte, len(lines))
@@ -303,6 +310,8 @@ func (b *Book) appendLines(lines [][]byte, res *Reservation, signed map[string]a
 	}
 	var waits []*groupcommit.Ticket[[]byte]
 	err := func() error {
+		b.sealGate.RLock()
+		defer b.sealGate.RUnlock()
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		if err := l.brokenErr(); err != nil {
@@ -319,16 +328,16 @@ func (b *Book) appendLines(lines [][]byte, res *Reservation, signed map[string]a
 				if res.done {
 					return errors.New("the reservation was already committed or released")
 				}
-				l.r.expectSlip = res.slip
+				l.r.expectSlip, l.r.expectPass = res.slip, res.pass
 			}
-			l.r.leaf = &leaves[i]
+			l.r.leaf, l.r.refuseBreaches = &leaves[i], noBreaches
 			var err error
 			if signed != nil {
 				_, err = l.r.readSigned(line, signed, true)
 			} else {
 				_, err = l.r.readLine(line, true)
 			}
-			l.r.expectSlip, l.r.leaf = "", nil
+			l.r.expectSlip, l.r.expectPass, l.r.leaf, l.r.refuseBreaches = "", "", nil, false
 			if err != nil {
 				return fmt.Errorf("appending line %d of %d to book %s: %w", i+1, len(lines), b.path, err)
 			}

@@ -24,6 +24,11 @@ func CheckBook(text []byte, opts Options) Result {
 		e := &entries[l.index]
 		e.Breaches = append(e.Breaches, l.finding)
 	}
+	for _, l := range out.lateProblems {
+		e := &entries[l.index]
+		e.Problems = append(e.Problems, l.finding)
+		e.Verified = "none"
+	}
 	out.res.Entries = entries
 	return out.res
 }

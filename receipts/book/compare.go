@@ -175,14 +175,32 @@ type compared struct {
 	// amountMissing is set once the amount-missing finding is recorded:
 	// it is named once per action, however many terms need an amount.
 	amountMissing bool
+	// who is what the action is compared with, as the findings name it:
+	// "the slip", "the pass" or "the earlier pass".
+	who string
 }
+
+// The names of what an action is compared with (§25): its slip, the pass
+// a helper acts under, or a pass above that one.
+const (
+	whoSlip        = "the slip"
+	whoPass        = "the pass"
+	whoEarlierPass = "the earlier pass"
+)
 
 func allowedIn(l limit) *big.Int { return big.NewInt(l.value) }
 
 // compareWithSlip compares one stub, or one proposed action, with its slip
 // (the reference's compareWithSlip), in the reference's order of findings.
 func compareWithSlip(s *rules, v view, c request, svc *service, cancelled bool, m mode) compared {
-	var out compared
+	return compareWith(s, v, c, svc, cancelled, m, whoSlip)
+}
+
+// compareWith is compareWithSlip with s the rules of who: a slip, or a
+// pass read as a slip (its actions, limits and times; no conditions, no
+// stated rules).
+func compareWith(s *rules, v view, c request, svc *service, cancelled bool, m mode, who string) compared {
+	out := compared{who: who}
 	out.checkTerms(s, c, svc, cancelled)
 	for i, l := range s.limits {
 		if l.action == c.action {
@@ -197,20 +215,20 @@ func compareWithSlip(s *rules, v view, c request, svc *service, cancelled bool, 
 // counting: the action, cancellation, never, the party and the time.
 func (out *compared) checkTerms(s *rules, c request, svc *service, cancelled bool) {
 	if !s.actions[c.action] {
-		out.breaches = append(out.breaches, Finding{"action-not-allowed", fmt.Sprintf("the slip does not allow the action %q", c.action)})
+		out.breaches = append(out.breaches, Finding{"action-not-allowed", fmt.Sprintf("%s does not allow the action %q", out.who, c.action)})
 	}
 	kind, _ := actionKind(c.action)
 	if cancelled {
 		out.breaches = append(out.breaches, Finding{"after-cancellation", "the person cancelled the slip before this action"})
 	}
 	if kind != "" && s.never[kind] {
-		out.breaches = append(out.breaches, Finding{"prohibited", fmt.Sprintf("the slip says never to do an action of the kind %q, and %q is of that kind", kind, c.action)})
+		out.breaches = append(out.breaches, Finding{"prohibited", fmt.Sprintf("%s says never to do an action of the kind %q, and %q is of that kind", out.who, kind, c.action)})
 	}
 	if c.hasWith && svc == nil {
-		out.breaches = append(out.breaches, Finding{"party-not-allowed", fmt.Sprintf("the slip does not name %q as someone the agent may deal with", c.with)})
+		out.breaches = append(out.breaches, Finding{"party-not-allowed", fmt.Sprintf("%s does not name %q as someone the agent may deal with", out.who, c.with)})
 	}
 	if c.when < s.validFrom || c.when >= s.validUntil {
-		out.breaches = append(out.breaches, Finding{"outside-valid-time", "the action is dated outside the time the slip allows"})
+		out.breaches = append(out.breaches, Finding{"outside-valid-time", "the action is dated outside the time " + out.who + " allows"})
 	}
 }
 
@@ -221,7 +239,7 @@ func (out *compared) amountIn(c request, unit string) bool {
 		return true
 	}
 	if !out.amountMissing {
-		out.breaches = append(out.breaches, Finding{"amount-missing", fmt.Sprintf("the slip sets a limit or a condition in %q for this action, and no amount is given in that unit", unit)})
+		out.breaches = append(out.breaches, Finding{"amount-missing", fmt.Sprintf("%s sets a limit or a condition in %q for this action, and no amount is given in that unit", out.who, unit)})
 		out.amountMissing = true
 	}
 	return false
@@ -241,20 +259,20 @@ func (out *compared) checkLimit(v view, c request, i int, l limit, m mode) {
 	switch {
 	case l.kind == "each":
 		if value > l.value {
-			out.breaches = append(out.breaches, Finding{"over-each-limit", fmt.Sprintf("this action is %d %s; the slip allows no single action above %d %s", value, l.unit, l.value, l.unit)})
+			out.breaches = append(out.breaches, Finding{"over-each-limit", fmt.Sprintf("this action is %d %s; %s allows no single action above %d %s", value, l.unit, out.who, l.value, l.unit)})
 		}
 	case l.per == 0:
 		total := new(big.Int).Add(v.sum(i), big.NewInt(value))
 		out.effects = append(out.effects, effect{i, "sum", value})
 		if total.Cmp(allowedIn(l)) > 0 {
 			over := new(big.Int).Sub(total, allowedIn(l))
-			out.breaches = append(out.breaches, Finding{"over-limit", fmt.Sprintf("with this action the total is %s %s; the slip's limit is %d %s: over by %s", total, l.unit, l.value, l.unit, over)})
+			out.breaches = append(out.breaches, Finding{"over-limit", fmt.Sprintf("with this action the total is %s %s; %s's limit is %d %s: over by %s", total, l.unit, out.who, l.value, l.unit, over)})
 		}
 	default:
 		out.effects = append(out.effects, effect{i, "period", value})
 		if m == forBefore {
 			if worst := v.periodWorst(i, c.when, l.per, value); worst.Cmp(allowedIn(l)) > 0 {
-				out.breaches = append(out.breaches, overPeriod(l, worst))
+				out.breaches = append(out.breaches, overPeriod(l, worst, out.who))
 			}
 		}
 	}
@@ -266,14 +284,14 @@ func (out *compared) checkCountLimit(v view, c request, i int, l limit, m mode) 
 		n := v.count(i) + 1
 		out.effects = append(out.effects, effect{i, "count", 1})
 		if n > l.value {
-			out.breaches = append(out.breaches, Finding{"over-count-limit", fmt.Sprintf("this is action number %d of this kind under the slip; the slip allows %d", n, l.value)})
+			out.breaches = append(out.breaches, Finding{"over-count-limit", fmt.Sprintf("this is action number %d of this kind under %s; %s allows %d", n, out.who, out.who, l.value)})
 		}
 		return
 	}
 	out.effects = append(out.effects, effect{i, "period", 1})
 	if m == forBefore {
 		if worst := v.periodWorst(i, c.when, l.per, 1); worst.Cmp(allowedIn(l)) > 0 {
-			out.breaches = append(out.breaches, overPeriod(l, worst))
+			out.breaches = append(out.breaches, overPeriod(l, worst, out.who))
 		}
 	}
 }
@@ -299,11 +317,11 @@ func (out *compared) collectNeeds(s *rules, c request) {
 	}
 }
 
-func overPeriod(l limit, total *big.Int) Finding {
+func overPeriod(l limit, total *big.Int, who string) Finding {
 	if l.kind == "count" {
-		return Finding{"over-period-limit", fmt.Sprintf("with this action there are %s such actions in any %d seconds; the slip allows %d", total, l.per, l.value)}
+		return Finding{"over-period-limit", fmt.Sprintf("with this action there are %s such actions in any %d seconds; %s allows %d", total, l.per, who, l.value)}
 	}
-	return Finding{"over-period-limit", fmt.Sprintf("with this action the total in any %d seconds is %s %s; the slip's limit is %d %s", l.per, total, l.unit, l.value, l.unit)}
+	return Finding{"over-period-limit", fmt.Sprintf("with this action the total in any %d seconds is %s %s; %s's limit is %d %s", l.per, total, l.unit, who, l.value, l.unit)}
 }
 
 func contains(list []string, s string) bool {
@@ -352,14 +370,14 @@ func naivePeriodWorst(items []periodItem, when, per, value int64) *big.Int {
 
 // settlePeriodsFn gives every stub whose period holds more than a limit
 // allows the finding "over-period-limit" (through breach), once every
-// stub has been read.
-func settlePeriodsFn(s *rules, t *tally, breach func(entry int, f Finding)) {
+// stub has been read; who names, for each stub, what it was compared with.
+func settlePeriodsFn(s *rules, t *tally, who func(entry int) string, breach func(entry int, f Finding)) {
 	for _, i := range t.periodOrder {
 		l := s.limits[i]
 		sorted, totals := windowTotals(t.periods[i].items, l.per)
 		for k, it := range sorted {
 			if totals[k].Cmp(allowedIn(l)) > 0 && it.entry >= 0 {
-				breach(it.entry, overPeriod(l, totals[k]))
+				breach(it.entry, overPeriod(l, totals[k], who(it.entry)))
 			}
 		}
 	}

@@ -114,13 +114,7 @@ func (r *reader) passkeyState(s *slip.Slip, rec *record.Record) (string, error) 
 	return string(st), nil
 }
 
-func (o Options) withoutList() []string {
-	out := append([]string(nil), o.WithoutMethods...)
-	if !contains(out, jwk.SLHDSA256) {
-		out = append(out, jwk.SLHDSA256)
-	}
-	return out
-}
+func (o Options) withoutList() []string { return append([]string(nil), o.WithoutMethods...) }
 
 func (o Options) slipOptions() slip.Options {
 	return slip.Options{IssuerKeys: o.IssuerKeys, WithoutMethods: o.withoutList()}

@@ -15,12 +15,22 @@
 //     that calls running together cannot jointly pass a limit.
 //
 // Supported entries: slip; stub with its countersignature and approval on
-// the same line; refusal; cancellation; acknowledgement. A line of any other
-// kind the format knows (seal, pass, terms, vouching, withdrawal, or
-// time-stamps beside a cancellation) is reported as the problem
-// "unknown-entry" with a message naming the kind: it is never silently
-// accepted, and a book holding one is never intact, so the check before
-// acting refuses everything under it.
+// the same line; refusal; cancellation; acknowledgement; pass (§25: a
+// helper agent's permission, its stubs in a chain of their own, compared
+// with the slip and every pass above; passes.go); seal with its
+// time-stamps (§21: the three signatures, SLH-DSA included, the tree of the
+// entries before it, the chain of seals, the dates, the stamps' check with
+// receipts/stamp, and what a counted stamp shows of the entries it covers;
+// block time-stamps are read for their layout and reported as not checked).
+// A line of any other kind the format knows (terms, vouching, withdrawal,
+// or time-stamps beside a cancellation) is reported as the
+// problem "unknown-entry" with a message naming the kind: it is never
+// silently accepted, and a book holding one is never intact, so the check
+// before acting refuses everything under it.
+//
+// Book.Seal appends a seal as the book's next line, holding other appends
+// off while the caller builds it for exactly that point (seals.go,
+// sealbook.go).
 //
 // Reading a book (OpenBook, CheckBook, VerifyFile, VerifyFileEntries,
 // ReadEntries) uses every

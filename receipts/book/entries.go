@@ -49,7 +49,19 @@ func (r *reader) openRecord(e *Entry, v any, kind record.Kind, validate func(map
 	}
 	e.Slip = str(rec.Content, "slip")
 	r.noteID(e, str(rec.Content, "id"))
+	e.stated(timeOf(rec.Content, "when"))
 	return rec, true
+}
+
+// stated notes a time the entry states (seconds; math.MinInt64 for none):
+// the entry's time is the latest of them.
+func (e *Entry) stated(sec int64) {
+	if sec == math.MinInt64 {
+		return
+	}
+	if ms := sec * 1000; !e.hasWhen || ms > e.when {
+		e.when, e.hasWhen = ms, true
+	}
 }
 
 // slipOf finds the slip e relies on; nil, with the problem noted, when it is
@@ -96,7 +108,7 @@ func (r *reader) readSlip(e *Entry, v any) func() {
 			add = &slipState{
 				fingerprint: res.Fingerprint, slip: s, usable: usable,
 				verified: usable && res.Signature.State == stateValid,
-				lastWhen: math.MinInt64, tally: newTally(),
+				chain:    chain{lastWhen: math.MinInt64}, tally: newTally(),
 			}
 			if s != nil {
 				add.rules = rulesOf(s)
@@ -126,30 +138,31 @@ func (r *reader) readStub(e *Entry, v map[string]any) func() {
 		return nil
 	}
 	c := rec.Content
-	if r.expectSlip != "" && e.Slip != r.expectSlip {
-		e.Problems = append(e.Problems, Finding{"check-failed", "the stub is not under the slip its call was reserved under"})
+	if r.expectSlip != "" && (e.Slip != r.expectSlip || str(c, "pass") != r.expectPass) {
+		e.Problems = append(e.Problems, Finding{"check-failed", "the stub is not under the slip and the pass its call was reserved under"})
 		return nil
 	}
 	st := r.slipOf(e)
 	if st == nil {
 		return nil
 	}
+	// A helper's stub names the pass it acts under: it is signed with the
+	// helper's keys, and sits in the helper's own chain.
+	keys, unfit, ch := st.slip.Agent.Keys, "a signature on the stub does not fit the agent's keys", &st.chain
+	var ps *passState
 	if has(c, "pass") {
-		// Passes are not read here, so the pass is never earlier in the book.
-		e.Problems = append(e.Problems, Finding{"pass-missing", "the stub names a pass, and passes for helper agents are not supported by this checker"})
-		return nil
+		var err error
+		if ps, err = r.findPass(str(c, "pass"), e.Slip); err != nil {
+			e.Problems = append(e.Problems, findingOf(err))
+			return nil
+		}
+		e.Pass = ps.fingerprint
+		keys, unfit, ch = ps.pass.To.Keys, "a signature on the stub does not fit the keys of the helper agent the pass names", &ps.chain
 	}
-	r.signedBy(e, rec, st.slip.Agent.Keys, "a signature on the stub does not fit the agent's keys", st)
+	r.signedBy(e, rec, keys, unfit, st)
 
-	// Its place in the chain; carry on from it, so that one break is reported once.
 	q := requestOf(c)
-	seq := whole(c, "seq")
-	if seq != st.next || (seq > 0 && str(c, "previous") != st.last) {
-		e.Problems = append(e.Problems, Finding{"chain-broken", "the chain is broken here: a stub is missing, moved, repeated or changed"})
-	}
-	if q.when < st.lastWhen {
-		e.Problems = append(e.Problems, Finding{"time-went-backwards", "this stub is dated before the stub ahead of it"})
-	}
+	seq := ch.check(e, c, q.when)
 
 	svc := st.rules.with[q.with]
 	if !q.hasWith {
@@ -174,16 +187,37 @@ func (r *reader) readStub(e *Entry, v map[string]any) func() {
 	}
 
 	var effects []effect
+	var passEffects []passEffect
 	if len(e.Problems) == 0 && e.Verified != "none" && st.verified {
-		effects = compareStub(e, st, q, svc)
+		effects, passEffects = compareStub(e, st, ps, q, svc)
 	}
 	fingerprint, index, compared := rec.Fingerprint, e.Index, e.Compared
 	return func() {
-		st.next, st.last, st.lastWhen = seq+1, fingerprint, q.when
+		ch.next, ch.last, ch.lastWhen = seq+1, fingerprint, q.when
 		if compared {
 			st.tally.apply(effects, q.when, index)
+			for _, pe := range passEffects {
+				pe.pass.tally.apply(pe.effects, q.when, index)
+			}
+			if ps != nil {
+				ps.own[index] = true
+			}
 		}
 	}
+}
+
+// check notes in e where a stub of content c, dated when, breaks the chain
+// (§7), and returns its seq: the reader carries on from it, so that one
+// break is reported once.
+func (ch *chain) check(e *Entry, c map[string]any, when int64) int64 {
+	seq := whole(c, "seq")
+	if seq != ch.next || (seq > 0 && str(c, "previous") != ch.last) {
+		e.Problems = append(e.Problems, Finding{"chain-broken", "the chain is broken here: a stub is missing, moved, repeated or changed"})
+	}
+	if when < ch.lastWhen {
+		e.Problems = append(e.Problems, Finding{"time-went-backwards", "this stub is dated before the stub ahead of it"})
+	}
+	return seq
 }
 
 // checkStubApproval checks the approval v that comes with the stub whose
@@ -197,17 +231,31 @@ func (r *reader) checkStubApproval(e *Entry, v any, c map[string]any, st *slipSt
 		return err
 	}
 	e.approvalState, e.approvalAlg = a.state, a.alg
+	e.stated(a.when)
 	if a.when > q.when+clockAllowance {
 		return problemf("approval-dated-after-stub", "the approval is dated later than the stub that carries it")
 	}
 	return nil
 }
 
-// compareStub compares a sound stub with its slip, records the breaches
-// and needs in e, and returns the stub's effects on the slip's tally.
-func compareStub(e *Entry, st *slipState, q request, svc *service) []effect {
+// compareStub compares a sound stub with its slip and, for a helper's stub
+// (ps not nil), with its pass and every pass above it; it records the
+// breaches and needs in e, and returns the stub's effects on the slip's
+// tally and on each pass's. A helper's findings come in the reference's
+// order: those of the passes (none with a code the slip gives), the pass
+// one too many, then the slip's.
+func compareStub(e *Entry, st *slipState, ps *passState, q request, svc *service) ([]effect, []passEffect) {
 	e.Compared = true
 	shown := compareWithSlip(st.rules, committedView{st.tally}, q, svc, st.cancelled, forChecker)
+	var passEffects []passEffect
+	if ps != nil {
+		var added []Finding
+		added, passEffects = comparePasses(ps, func(p *passState) view { return committedView{p.tally} }, q, svc, forChecker, shown.breaches)
+		e.Breaches = append(e.Breaches, added...)
+		if ps.notAllowed {
+			e.Breaches = append(e.Breaches, Finding{"pass-not-allowed", "this stub was written under a pass that the slip does not allow"})
+		}
+	}
 	e.Breaches = append(e.Breaches, shown.breaches...)
 	e.Needs = shown.needs
 	if contains(shown.needs, "countersignature") && e.counterState == stateAbsent {
@@ -216,7 +264,7 @@ func compareStub(e *Entry, st *slipState, q request, svc *service) []effect {
 	if contains(shown.needs, "approval") && e.approvalState == stateAbsent {
 		e.Breaches = append(e.Breaches, Finding{"approval-missing", "the slip asks for the person's own approval of this action, and there is none"})
 	}
-	return shown.effects
+	return shown.effects, passEffects
 }
 
 func (r *reader) checkCountersignature(e *Entry, v any, stubFingerprint string, svc *service) error {
@@ -233,6 +281,7 @@ func (r *reader) checkCountersignature(e *Entry, v any, stubFingerprint string, 
 	if svc == nil || svc.keys == nil {
 		return problemf("countersignature-not-possible", "the slip names no keys for a service that could have countersigned this stub")
 	}
+	e.stated(timeOf(rec.Content, "when"))
 	e.counterSigs = r.keySetSignatures(rec, *svc.keys)
 	e.counterState = overall(e.counterSigs)
 	if e.counterState == stateInvalid {
@@ -368,11 +417,17 @@ func (r *reader) readAcknowledgement(e *Entry, v any) {
 	if st == nil {
 		return
 	}
+	keys, unfit := st.slip.Agent.Keys, "a signature on the acknowledgement does not fit the agent's keys"
 	if has(c, "pass") {
-		e.Problems = append(e.Problems, Finding{"pass-missing", "the acknowledgement names a pass, and passes for helper agents are not supported by this checker"})
-		return
+		ps, err := r.findPass(str(c, "pass"), e.Slip)
+		if err != nil {
+			e.Problems = append(e.Problems, findingOf(err))
+			return
+		}
+		e.Pass = ps.fingerprint
+		keys, unfit = ps.pass.To.Keys, "a signature on the acknowledgement does not fit the keys of the helper agent the pass names"
 	}
-	r.signedBy(e, rec, st.slip.Agent.Keys, "a signature on the acknowledgement does not fit the agent's keys", st)
+	r.signedBy(e, rec, keys, unfit, st)
 	named, ok := r.cancellations[str(c, "cancellation")]
 	switch {
 	case !ok:

@@ -14,12 +14,13 @@ import (
 // reads of a line without checking it again.
 type FileEntry struct {
 	Line        int            // 1-based
-	Kind        string         // KindSlip, KindStub, KindRefusal, KindCancellation or KindAcknowledgement
+	Kind        string         // KindSlip, KindStub, KindRefusal, KindCancellation, KindAcknowledgement or KindPass
 	Record      *record.Record // the entry's record (for a stub line, the stub)
 	Fingerprint string         // the record's fingerprint
 	Content     map[string]any // the record's content
 	Slip        string         // the content's slip member ("" for a slip)
 	With        string         // the content's with member ("" where none)
+	Pass        string         // the content's pass member: the pass a helper's stub is under ("" where none)
 	// Details are the content's details in order, each whose name is text
 	// (a stub's and an approval's); nil where none.
 	Details []record.Detail
@@ -108,7 +109,7 @@ func ReadFileEntries(path string, fn func(FileEntry) error) error {
 // entryOf reads the entry of a line's value (whose records a worker may
 // have read already: preParsed).
 func entryOf(obj map[string]any) (FileEntry, bool) {
-	for _, kind := range []string{KindSlip, KindStub, KindRefusal, KindCancellation, KindAcknowledgement} {
+	for _, kind := range []string{KindSlip, KindStub, KindRefusal, KindCancellation, KindAcknowledgement, KindPass} {
 		if obj[kind] == nil {
 			continue
 		}
@@ -119,6 +120,9 @@ func entryOf(obj map[string]any) (FileEntry, bool) {
 		e := FileEntry{Kind: kind, Record: rec, Fingerprint: rec.Fingerprint, Content: rec.Content}
 		e.Slip, _ = rec.Content["slip"].(string)
 		e.With, _ = rec.Content["with"].(string)
+		if kind != KindPass {
+			e.Pass, _ = rec.Content["pass"].(string)
+		}
 		e.Details = contentDetails(rec.Content)
 		if kind == KindSlip {
 			if sl, err := slip.Parse(rec.Content); err == nil {

@@ -44,7 +44,7 @@ func (l *Ledger) hold(p Proposal, approvalMissing bool) (*Held, Decision) {
 	if !d.Allowed && (!approvalMissing || !onlyApprovalMissing(d.Decision)) {
 		return nil, d.Decision
 	}
-	res := &Reservation{l: l, slip: p.Slip, when: d.when, effects: d.effects, approvalID: d.approvalID}
+	res := l.newReservation(p.Slip, d)
 	l.held[p.Slip] = append(l.held[p.Slip], res)
 	if res.approvalID != "" {
 		l.approvals[res.approvalID] = true
@@ -67,13 +67,13 @@ func (h *Held) Reserve(p Proposal) (*Reservation, Decision) {
 	}
 	l.unholdLocked(h.r)
 	d := l.decideLocked(p)
-	if !d.Allowed || p.Slip != h.r.slip {
+	if !d.Allowed || p.Slip != h.r.slip || p.Pass != h.r.pass {
 		l.held[h.r.slip] = append(l.held[h.r.slip], h.r)
 		if h.r.approvalID != "" {
 			l.approvals[h.r.approvalID] = true
 		}
 		if d.Allowed {
-			return nil, Decision{Problems: []Finding{{"record-not-sound", "a held call is reserved under the slip it was held under"}}, Breaches: []Finding{}, Needs: []string{}}
+			return nil, Decision{Problems: []Finding{{"record-not-sound", "a held call is reserved under the slip and the pass it was held under"}}, Breaches: []Finding{}, Needs: []string{}}
 		}
 		return nil, d.Decision
 	}

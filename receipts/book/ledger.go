@@ -32,16 +32,20 @@ func newLedger(r *reader) *Ledger {
 // in flight: its amount, count and periods are counted against the slip's
 // limits until its stub is committed to the book or it is released.
 type Reservation struct {
-	l          *Ledger
-	slip       string
-	when       int64
-	effects    []effect
-	approvalID string
-	turn       chan struct{} // closed when every earlier call under the slip is done
-	done       bool
+	l    *Ledger
+	slip string
+	// pass is the helper's pass; "" for the slip's own agent.
+	pass        string
+	when        int64
+	effects     []effect
+	passEffects []passEffect // on the pass and every pass above it
+	approvalID  string
+	turn        chan struct{} // closed when every earlier call under the slip is done
+	done        bool
 }
 
-// Position is a stub's place in its slip's agent chain.
+// Position is a stub's place in its chain: the slip's agent's, or for a
+// helper's call, the chain of its pass.
 type Position struct {
 	Seq      int64
 	Previous string // the fingerprint of the stub before it; "" for seq 0
@@ -79,11 +83,22 @@ func (l *Ledger) Reserve(p Proposal) (*Reservation, Decision) {
 	return res, d.Decision
 }
 
+// newReservation is the reservation of an allowed call under slip, made
+// of its decision.
+func (l *Ledger) newReservation(slip string, d decided) *Reservation {
+	res := &Reservation{l: l, slip: slip, when: d.when, effects: d.effects, passEffects: d.passEffects, approvalID: d.approvalID}
+	if d.pass != nil {
+		res.pass = d.pass.fingerprint
+	}
+	return res
+}
+
 // flyLocked puts an allowed call in flight under slip, last in the send
 // order (its turn is now when nothing of the slip is in flight), with its
 // approval taken. Called with l.mu held.
 func (l *Ledger) flyLocked(slip string, d decided) *Reservation {
-	res := &Reservation{l: l, slip: slip, when: d.when, effects: d.effects, approvalID: d.approvalID, turn: make(chan struct{})}
+	res := l.newReservation(slip, d)
+	res.turn = make(chan struct{})
 	if len(l.flights[slip]) == 0 {
 		close(res.turn)
 	}
@@ -100,10 +115,16 @@ func (r *Reservation) When() time.Time { return time.Unix(r.when, 0).UTC() }
 // Slip is the fingerprint of the slip the call was reserved under.
 func (r *Reservation) Slip() string { return r.slip }
 
+// Pass is the fingerprint of the pass a helper's call was reserved under;
+// "" for the slip's own agent. Its stub must name it (and be signed with
+// the keys of the helper it names).
+func (r *Reservation) Pass() string { return r.pass }
+
 // Position waits until every call reserved before this one under the same
-// slip has had its stub appended or was released, and then gives this
-// call's stub its place in the chain. Stubs thus enter the book in the
-// order the calls were reserved.
+// slip (in any chain: the agent's and its helpers') has had its stub
+// appended or was released, and then gives this call's stub its place in
+// its chain. Stubs thus enter the book in the order the calls were
+// reserved.
 func (r *Reservation) Position(ctx context.Context) (Position, error) {
 	select {
 	case <-r.turn:
@@ -119,6 +140,13 @@ func (r *Reservation) Position(ctx context.Context) (Position, error) {
 	st := l.r.slips[r.slip]
 	if st == nil {
 		return Position{}, fmt.Errorf("the slip %s is not in the book", r.slip)
+	}
+	if r.pass != "" {
+		ps := l.r.passes[r.pass]
+		if ps == nil {
+			return Position{}, fmt.Errorf("the pass %s is not in the book", r.pass)
+		}
+		return Position{Seq: ps.next, Previous: ps.last}, nil
 	}
 	return Position{Seq: st.next, Previous: st.last}, nil
 }

@@ -77,10 +77,7 @@ var stubEntries = map[string]bool{
 // not read, by member set.
 var unsupportedKinds = map[string]string{
 	"terms":               "terms",
-	"seal":                "seal",
-	"seal,stamps":         "seal",
 	"cancellation,stamps": "cancellation",
-	"pass":                "pass",
 	"vouching":            "vouching",
 	"withdrawal":          "withdrawal",
 }

@@ -177,7 +177,7 @@ func (pl *parsedLine) parse(slim *[]byte) {
 	if pl.err != nil || pl.obj == nil {
 		return
 	}
-	for _, name := range []string{"stub", "countersignature", "refusal", "acknowledgement"} {
+	for _, name := range []string{"stub", "countersignature", "refusal", "acknowledgement", "pass"} {
 		if v, ok := pl.obj[name]; ok {
 			parse := record.Parse
 			if pl.deferred {

@@ -18,38 +18,59 @@ import (
 // would have. So a guess by a worker never changes an answer: at worst it
 // is wasted.
 
-// keyBoard holds the keys of the usable slips read so far.
+// keyBoard holds the keys of the usable slips and passes read so far.
 type keyBoard struct {
-	mu    sync.RWMutex
-	slips map[string]*slipState
+	mu     sync.RWMutex
+	slips  map[string]*slipState
+	passes map[string]jwk.KeySet // a helper's keys, by its pass
 }
 
-func newKeyBoard() *keyBoard { return &keyBoard{slips: map[string]*slipState{}} }
+func newKeyBoard() *keyBoard {
+	return &keyBoard{slips: map[string]*slipState{}, passes: map[string]jwk.KeySet{}}
+}
 
-// publish makes the keys of the slip e was read as (when usable) known.
+// publish makes the keys of the slip or the pass e was read as (when
+// usable) known.
 func (kb *keyBoard) publish(r *reader, e *Entry) {
-	if kb == nil || e.Kind != KindSlip {
+	if kb == nil {
 		return
 	}
-	if st := r.slips[e.Fingerprint]; st != nil && st.usable && st.slip != nil {
-		kb.mu.Lock()
-		if _, seen := kb.slips[st.fingerprint]; !seen {
-			kb.slips[st.fingerprint] = st
+	switch e.Kind {
+	case KindSlip:
+		if st := r.slips[e.Fingerprint]; st != nil && st.usable && st.slip != nil {
+			kb.mu.Lock()
+			if _, seen := kb.slips[st.fingerprint]; !seen {
+				kb.slips[st.fingerprint] = st
+			}
+			kb.mu.Unlock()
 		}
-		kb.mu.Unlock()
+	case KindPass:
+		if ps := r.passes[e.Fingerprint]; ps != nil && ps.usable {
+			kb.mu.Lock()
+			if _, seen := kb.passes[ps.fingerprint]; !seen {
+				kb.passes[ps.fingerprint] = ps.pass.To.Keys
+			}
+			kb.mu.Unlock()
+		}
 	}
 }
 
-// keysFor returns the agent's keys of slip, and those of its service with.
-func (kb *keyBoard) keysFor(slip, with string, hasWith bool) (agent jwk.KeySet, service *jwk.KeySet, ok bool) {
+// keysFor returns the keys a stub under slip must be signed with (the
+// agent's or, where it names a pass, the helper's), and those of its
+// service with.
+func (kb *keyBoard) keysFor(slip, with string, hasWith bool, pass string, hasPass bool) (signer jwk.KeySet, service *jwk.KeySet, ok bool) {
 	kb.mu.RLock()
 	st := kb.slips[slip]
+	helper, known := kb.passes[pass]
 	kb.mu.RUnlock()
-	if st == nil {
+	if st == nil || (hasPass && !known) {
 		return jwk.KeySet{}, nil, false
 	}
 	if svc := st.rules.with[with]; hasWith && svc != nil {
 		service = svc.keys
+	}
+	if hasPass {
+		return helper, service, true
 	}
 	return st.slip.Agent.Keys, service, true
 }
@@ -74,11 +95,12 @@ func (pl *parsedLine) preverify(kb *keyBoard, opts Options, scratch *[]byte) {
 	}
 	c := stub.rec.Content
 	with, hasWith := c["with"].(string)
-	agent, service, ok := kb.keysFor(str(c, "slip"), with, hasWith)
+	pass, hasPass := c["pass"].(string)
+	signer, service, ok := kb.keysFor(str(c, "slip"), with, hasWith, pass, hasPass)
 	if !ok {
 		return
 	}
-	pl.checkAll(stub.rec, agent, opts, scratch)
+	pl.checkAll(stub.rec, signer, opts, scratch)
 	if cs, _ := pl.obj["countersignature"].(preParsed); cs.rec != nil && cs.err == nil && service != nil {
 		pl.checkAll(cs.rec, *service, opts, scratch)
 	}

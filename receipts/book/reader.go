@@ -10,18 +10,26 @@ import (
 )
 
 // slipState is what the reader keeps for one slip: whether it can be
-// relied on, its agent's chain of stubs and its running totals.
+// relied on, its agent's chain of stubs and its running totals (which take
+// in the stubs of every chain under the slip: its agent's and its
+// helpers').
 type slipState struct {
 	fingerprint string
 	slip        *slip.Slip
 	rules       *rules
 	usable      bool // the slip passed its own check
 	verified    bool // ... and its signature was checked here
-	next        int64
-	last        string
-	lastWhen    int64
+	chain            // the agent's own chain
 	tally       *tally
 	cancelled   bool
+}
+
+// chain is where one chain of stubs stands (§7): the slip's own agent's,
+// or a helper's under its pass.
+type chain struct {
+	next     int64
+	last     string
+	lastWhen int64
 }
 
 type cancellationRef struct {
@@ -42,10 +50,16 @@ type reader struct {
 
 	slips         map[string]*slipState
 	slipOrder     []*slipState
+	passes        map[string]*passState
+	passOrder     []*passState
 	ids           idSet
 	approvals     idSet
 	cancellations map[string]cancellationRef
 	tree          tree
+	seals         sealState
+	// late are problems found for earlier entries, once a later line was
+	// read (a seal's time-stamp showing an entry dated after it existed).
+	late []lateFinding
 
 	// The ids a line being read adds, kept apart until the line is taken.
 	pendingIDs       []string
@@ -59,8 +73,12 @@ type reader struct {
 	// line is the line being read as parseLines handed it over (with the
 	// answers its worker noted), when it came that way.
 	line *parsedLine
-	// expectSlip, when set, is the slip a stub being appended must be under.
-	expectSlip string
+	// expectSlip, when set, is the slip a stub being appended must be under,
+	// and expectPass the pass ("" for the slip's own agent).
+	expectSlip, expectPass string
+	// refuseBreaches, in strict mode, refuses a line that shows a breach
+	// too (Book.AppendPass).
+	refuseBreaches bool
 	// leaf, when set, is the leaf hash of the line being read, which was
 	// handed over cut (see lineScanner).
 	leaf *[32]byte
@@ -93,10 +111,12 @@ func newReader(opts Options, keep bool) *reader {
 		opts:          opts,
 		keep:          keep,
 		slips:         map[string]*slipState{},
+		passes:        map[string]*passState{},
 		ids:           newIDSet(),
 		approvals:     newIDSet(),
 		cancellations: map[string]cancellationRef{},
 		running:       running{missing: map[string]bool{}},
+		seals:         newSealState(),
 		verify:        verifyWithKey,
 	}
 }
@@ -186,6 +206,10 @@ func (r *reader) readValue(line []byte, obj map[string]any, names string, err er
 		commit = r.readCancellation(&e, obj["cancellation"])
 	case names == "acknowledgement":
 		r.readAcknowledgement(&e, obj["acknowledgement"])
+	case names == "pass":
+		commit = r.readPass(&e, obj["pass"])
+	case names == "seal" || names == "seal,stamps":
+		commit = r.readSeal(&e, obj)
 	case unsupportedKinds[names] != "":
 		e.Kind = unsupportedKinds[names]
 		what := "a " + e.Kind + " entry"
@@ -201,6 +225,9 @@ func (r *reader) readValue(line []byte, obj map[string]any, names string, err er
 		if strict {
 			return e, &lineRefused{e.Problems[0]}
 		}
+	}
+	if strict && r.refuseBreaches && len(e.Breaches) > 0 {
+		return e, &lineRefused{e.Breaches[0]}
 	}
 	for _, id := range r.pendingIDs {
 		r.ids.add(id)
@@ -218,6 +245,7 @@ func (r *reader) readValue(line []byte, obj map[string]any, names string, err er
 		r.tree.add(line)
 	}
 	r.size++
+	r.noteTimes(&e)
 	r.note(&e)
 	if r.keep {
 		r.entries = append(r.entries, e)

@@ -123,7 +123,7 @@ func (b *Book) AppendSigned(r *Reservation, s SignedStub) error {
 	if s.Approval != nil {
 		obj["approval"] = s.Approval.Value()
 	}
-	return b.appendLines([][]byte{line}, r, obj)
+	return b.appendLines([][]byte{line}, r, obj, false)
 }
 
 // readyFor confirms that it is r's turn in this book.

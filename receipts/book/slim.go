@@ -10,13 +10,13 @@ import "bytes"
 // quarters of a stub line's bytes are the base64url of its two ML-DSA-87
 // signatures. blankHybridSignatures gives the line's text with the value of
 // every "signature" member of its hybrid records (stub, countersignature,
-// refusal, acknowledgement) made "", and nothing else changed; passkey
+// refusal, acknowledgement, pass) made "", and nothing else changed; passkey
 // records (slip, approval, cancellation) are copied as they are, since
 // their signatures are checked on every start. A line that is not of the
 // shape such a line has is left to the full parse (ok false).
 
 // hybridMembers are the line members whose values are hybrid records.
-var hybridMembers = map[string]bool{"acknowledgement": true, "countersignature": true, "refusal": true, "stub": true}
+var hybridMembers = map[string]bool{"acknowledgement": true, "countersignature": true, "pass": true, "refusal": true, "stub": true}
 
 // blankHybridSignatures writes line, its hybrid signatures blanked, into
 // dst[:0] and returns it; ok is false when line is not an object of

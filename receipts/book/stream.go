@@ -87,6 +87,9 @@ type lateFinding struct {
 type streamed struct {
 	res  Result
 	late []lateFinding
+	// lateProblems are problems found for an entry once a later line was
+	// read (a seal's time-stamp covering an entry dated after it).
+	lateProblems []lateFinding
 }
 
 // summaryAcc is the reference's summarise, worked out entry by entry.
@@ -235,14 +238,10 @@ func checkStreamLines(src io.Reader, opts Options, h streamHooks, pool *verifyPo
 		return out, nil
 	}
 	out.res.Size = r.size
-	for _, st := range r.slipOrder {
-		if st.rules != nil {
-			settlePeriodsFn(st.rules, st.tally, func(i int, f Finding) {
-				out.late = append(out.late, lateFinding{i, f})
-				acc.breachAt(i)
-			})
-		}
-	}
+	r.settlePeriods(func(i int, f Finding) {
+		out.late = append(out.late, lateFinding{i, f})
+		acc.breachAt(i)
+	})
 	root := r.tree.root()
 	out.res.Root = canon.B64(root[:])
 	switch {
@@ -251,6 +250,11 @@ func checkStreamLines(src io.Reader, opts Options, h streamHooks, pool *verifyPo
 	case opts.ExpectedSize != nil && *opts.ExpectedSize != out.res.Size:
 		out.res.Problems = append(out.res.Problems, Finding{"root-mismatch", "the number of entries is not the one expected"})
 	}
+	out.lateProblems = r.late
+	if len(r.late) > 0 {
+		acc.problemFound = true
+	}
 	out.res.Summary = acc.summary(out.res.Problems)
+	r.sealSummary(&out.res.Summary)
 	return out, nil
 }

@@ -32,6 +32,14 @@ func (r *reader) facts(e *Entry) (problemFound, skipped bool, missing []string, 
 		uncompared = !e.Compared
 	case KindRefusal, KindAcknowledgement:
 		note(e.signatures)
+	case KindPass:
+		note(e.signatures)
+		uncompared = !e.Compared
+	case KindSeal:
+		note(e.signatures)
+		if e.Seal != nil {
+			missing = append(missing, e.Seal.missing...)
+		}
 	case KindCancellation:
 		switch e.passkeyState {
 		case stateUnchecked:
@@ -42,7 +50,7 @@ func (r *reader) facts(e *Entry) (problemFound, skipped bool, missing []string, 
 	default:
 		// Unreadable, and kinds this checker does not read: never checked.
 		skipped = true
-		uncompared = e.Kind == KindUnreadable || e.Kind == "pass"
+		uncompared = e.Kind == KindUnreadable
 	}
 	return problemFound, skipped, missing, uncompared
 }
@@ -74,7 +82,7 @@ func countEntry(c *Counts, e *Entry) {
 		c.Acknowledgements++
 	case "vouching":
 		c.Vouchings++
-	case "pass":
+	case KindPass:
 		c.Passes++
 	}
 }

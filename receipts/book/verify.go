@@ -23,6 +23,12 @@ type Report struct {
 	Problems    []LineFinding `json:"problems"`
 	Breaches    []LineFinding `json:"breaches"`
 	Notes       []string      `json:"notes"`
+	// Sealed is how far the last counted time-stamp reaches (nil: no
+	// stamp counts); Services, for each trusted service, the furthest its
+	// own stamps reach; NotCounted, the sound stamps of services not named.
+	Sealed     *Sealed          `json:"sealed"`
+	Services   []ServiceSeal    `json:"services"`
+	NotCounted []UncountedStamp `json:"notCounted"`
 }
 
 // VerifyFile checks the book at path, trusting the passkeys whose
@@ -30,12 +36,19 @@ type Report struct {
 // reads the book as a stream: its memory grows with the findings it
 // reports, never with the number of entries.
 func VerifyFile(path string, trust []string) (*Report, error) {
+	return VerifyFileWith(path, Options{IssuerKeys: trust})
+}
+
+// VerifyFileWith is VerifyFile with every option of the checker: the
+// expected recorders (SealKeys) and the trusted time-stamp services
+// (StampServices) beside the passkeys.
+func VerifyFileWith(path string, opts Options) (*Report, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading book %s: %w", path, err)
 	}
 	defer func() { _ = f.Close() }() // read only: a failed close loses nothing
-	rep, err := VerifyReader(f, Options{IssuerKeys: trust}, nil)
+	rep, err := VerifyReader(f, opts, nil)
 	if err != nil {
 		return nil, fmt.Errorf("reading book %s: %w", path, err)
 	}
@@ -149,12 +162,36 @@ func verifyReader(src io.Reader, opts Options, h streamHooks, pool *verifyPool) 
 	for _, l := range out.late {
 		breaches = append(breaches, LineFinding{Line: l.index + 1, Code: l.finding.Code, Message: l.finding.Message})
 	}
+	for _, l := range out.lateProblems {
+		problems = append(problems, LineFinding{Line: l.index + 1, Code: l.finding.Code, Message: l.finding.Message})
+	}
+	sort.SliceStable(problems, func(i, j int) bool { return problems[i].Line < problems[j].Line })
 	// The breaches settled at the end go after the entry's own, as
 	// CheckBook puts them.
 	sort.SliceStable(breaches, func(i, j int) bool { return breaches[i].Line < breaches[j].Line })
 	rep := &Report{
 		Intact: res.Summary.Intact, WithinSlips: res.Summary.WithinSlips, Size: res.Size, Root: res.Root,
 		Counts: res.Summary.Counts, Problems: []LineFinding{}, Breaches: []LineFinding{}, Notes: []string{},
+		Sealed: res.Summary.Sealed, Services: res.Summary.Services, NotCounted: res.Summary.NotCounted,
+	}
+	if rep.Services == nil {
+		rep.Services = []ServiceSeal{}
+	}
+	if rep.NotCounted == nil {
+		rep.NotCounted = []UncountedStamp{}
+	}
+	if res.Summary.Counts.Seals > 0 {
+		if opts.SealKeys == nil {
+			rep.Notes = append(rep.Notes, "no recorder was named (--sealer): the seals' keys were not compared with keys you trust")
+		}
+		switch {
+		case rep.Sealed == nil && len(opts.StampServices) == 0:
+			rep.Notes = append(rep.Notes, "no time-stamp service was named (--stamp-service): no time-stamp counts, and nothing here shows when the book was written")
+		case rep.Sealed == nil:
+			rep.Notes = append(rep.Notes, "no time-stamp from a service you named counts: nothing here shows when the book was written")
+		default:
+			rep.Notes = append(rep.Notes, fmt.Sprintf("the last counted time-stamp reaches line %d: the lines after it are not time-stamped, and the last seal with everything after it could have been removed unnoticed but for a copy held elsewhere", rep.Sealed.Entries))
+		}
 	}
 	for _, p := range res.Problems {
 		rep.Problems = append(rep.Problems, LineFinding{Line: 0, Code: p.Code, Message: p.Message})
@@ -200,10 +237,23 @@ func (r *Report) Render(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "%s: %s; %s\n", name, verdict, within)
 	c := r.Counts
-	fmt.Fprintf(&b, "%d entries: %d slips, %d stubs (%d countersigned, %d one-sided, %d approved), %d refusals, %d cancellations, %d acknowledgements\n",
+	fmt.Fprintf(&b, "%d entries: %d slips, %d stubs (%d countersigned, %d one-sided, %d approved), %d refusals, %d cancellations, %d acknowledgements",
 		r.Size, c.Slips, c.Stubs, c.Countersigned, c.OneSided, c.Approved, c.Refusals, c.Cancellations, c.Acknowledgements)
+	if c.Seals > 0 {
+		fmt.Fprintf(&b, ", %d seals", c.Seals)
+	}
+	if c.Passes > 0 {
+		fmt.Fprintf(&b, ", %d passes", c.Passes)
+	}
+	b.WriteString("\n")
 	if r.Root != "" {
 		fmt.Fprintf(&b, "top fingerprint: %s\n", r.Root)
+	}
+	for _, s := range r.Services {
+		fmt.Fprintf(&b, "sealed: the first %d entries existed by %s (service %s, the seal at line %d)\n", s.Entries, s.When, s.Service, s.Seal+1)
+	}
+	for _, s := range r.NotCounted {
+		fmt.Fprintf(&b, "not counted: the time-stamp of %s on the seal at line %d, a service you did not name\n", s.Service, s.Seal+1)
 	}
 	for _, p := range r.Problems {
 		fmt.Fprintf(&b, "problem %s: %s: %s\n", where(p.Line), p.Code, p.Message)

@@ -27,19 +27,35 @@ func (v committedView) periodWorst(i int, when, per, value int64) *big.Int {
 	return naivePeriodWorst(items, when, per, value)
 }
 
-// flightView is a slip's tally with the calls still in flight counted,
-// for the ledger. Its cost does not grow with the book: totals and counts
-// are kept running, and a period is one binary search over the running
-// sums of the stubs in order of time.
+// flightView is a slip's tally, or a pass's, with the calls still in
+// flight counted, for the ledger. Its cost does not grow with the book:
+// totals and counts are kept running, and a period is one binary search
+// over the running sums of the stubs in order of time.
 type flightView struct {
 	t      *tally
-	flight []*Reservation // in flight under this slip
+	flight []*Reservation // in flight under the slip
+	// pass, when set, is the pass whose totals t is: a call counts with
+	// what it adds to that pass (nothing, if it is not under it).
+	pass *passState
+}
+
+// effectsOf is what the call r in flight adds to the totals viewed.
+func (v flightView) effectsOf(r *Reservation) []effect {
+	if v.pass == nil {
+		return r.effects
+	}
+	for _, pe := range r.passEffects {
+		if pe.pass == v.pass {
+			return pe.effects
+		}
+	}
+	return nil
 }
 
 func (v flightView) sum(i int) *big.Int {
 	s := new(big.Int).Set(committedView{v.t}.sum(i))
 	for _, r := range v.flight {
-		for _, e := range r.effects {
+		for _, e := range v.effectsOf(r) {
 			if e.limit == i && e.kind == "sum" {
 				s.Add(s, big.NewInt(e.value))
 			}
@@ -51,7 +67,7 @@ func (v flightView) sum(i int) *big.Int {
 func (v flightView) count(i int) int64 {
 	n := v.t.counts[i]
 	for _, r := range v.flight {
-		for _, e := range r.effects {
+		for _, e := range v.effectsOf(r) {
 			if e.limit == i && e.kind == "count" {
 				n++
 			}
@@ -80,7 +96,7 @@ func windowStart(items []periodItem, cutoff int64) int {
 func (v flightView) periodWorst(i int, when, per, value int64) *big.Int {
 	var inflight []periodItem
 	for _, r := range v.flight {
-		for _, e := range r.effects {
+		for _, e := range v.effectsOf(r) {
 			if e.limit == i && e.kind == "period" {
 				inflight = append(inflight, periodItem{when: r.when, value: e.value, entry: -1})
 			}

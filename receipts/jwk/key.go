@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/cloudflare/circl/sign/mldsa/mldsa87"
+	"github.com/cloudflare/circl/sign/slhdsa"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 	"github.com/seed-6e06167c/mcp-executor/receipts/problem"
 )
@@ -30,11 +31,12 @@ const (
 
 // Sizes the format fixes for public keys and signatures.
 const (
-	MLDSA87PublicKeySize = mldsa87.PublicKeySize // 2,592 bytes (FIPS 204, table 2)
-	MLDSA87SignatureSize = mldsa87.SignatureSize
-	SLHDSA256PublicKey   = 64 // FIPS 205, table 2
-	MinRSABits           = 2048
-	MaxRSABits           = 8192
+	MLDSA87PublicKeySize   = mldsa87.PublicKeySize // 2,592 bytes (FIPS 204, table 2)
+	MLDSA87SignatureSize   = mldsa87.SignatureSize
+	SLHDSA256PublicKey     = 64    // FIPS 205, table 2
+	SLHDSA256SignatureSize = 29792 // FIPS 205, table 2
+	MinRSABits             = 2048
+	MaxRSABits             = 8192
 )
 
 // Where each method may be used.
@@ -64,6 +66,7 @@ type Key struct {
 
 	ed    ed25519.PublicKey
 	ml    *mldsa87.PublicKey
+	slh   *slhdsa.PublicKey
 	ec    *ecdsa.PublicKey // nil when x, y is not a point of P-256: no signature checks
 	rsa   *rsa.PublicKey
 	bytes []byte // the raw public key: x, pub, or 0x04‖x‖y, or n
@@ -190,6 +193,10 @@ func (k *Key) readSLHDSA(text map[string]string, decode func(string) ([]byte, er
 	if len(pub) != SLHDSA256PublicKey {
 		return bad("an SLH-DSA-SHA2-256s public key is 64 bytes")
 	}
+	k.slh = &slhdsa.PublicKey{ID: slhdsa.SHA2_256s}
+	if err := k.slh.UnmarshalBinary(pub); err != nil {
+		return bad("an SLH-DSA-SHA2-256s public key is 64 bytes")
+	}
 	k.bytes = pub
 	return nil
 }
@@ -266,6 +273,11 @@ func NewEd25519Key(pub ed25519.PublicKey) (*Key, error) {
 // NewMLDSA87Key returns the Key of an ML-DSA-87 public key.
 func NewMLDSA87Key(pub *mldsa87.PublicKey) (*Key, error) {
 	return CheckKey(map[string]any{"alg": MLDSA87, "kty": "AKP", "pub": canon.B64(pub.Bytes())}, MLDSA87)
+}
+
+// NewSLHDSAKey returns the Key of an SLH-DSA-SHA2-256s public key (64 bytes).
+func NewSLHDSAKey(pub []byte) (*Key, error) {
+	return CheckKey(map[string]any{"alg": SLHDSA256, "kty": "AKP", "pub": canon.B64(pub)}, SLHDSA256)
 }
 
 // NewES256Key returns the Key of a P-256 public key.

@@ -9,20 +9,20 @@ import (
 	"math/big"
 
 	"github.com/cloudflare/circl/sign/mldsa/mldsa87"
+	"github.com/cloudflare/circl/sign/slhdsa"
 )
 
 // CanVerify reports whether this build can check signatures made with the
-// key. SLH-DSA-SHA2-256s keys are read for their shape only: a checker
-// reports their signatures as unavailable, never as valid.
-func (k *Key) CanVerify() bool { return k != nil && k.Alg != SLHDSA256 }
+// key: every method the format knows, SLH-DSA-SHA2-256s included (circl's
+// sign/slhdsa).
+func (k *Key) CanVerify() bool { return k != nil }
 
 // Verify reports whether sig is a valid signature by k over signingInput:
 //   - Ed25519: 64 bytes (RFC 8032), and R is not a weak point (§3.8);
 //   - ML-DSA-87: FIPS 204 pure ML-DSA with an empty context;
 //   - ES256: raw r‖s, 64 bytes, over SHA-256;
-//   - RS256: RSASSA-PKCS1-v1_5 with SHA-256.
-//
-// SLH-DSA-SHA2-256s signatures cannot be checked here and give false.
+//   - RS256: RSASSA-PKCS1-v1_5 with SHA-256;
+//   - SLH-DSA-SHA2-256s: FIPS 205 pure SLH-DSA with an empty context.
 func (k *Key) Verify(signingInput, sig []byte) bool {
 	if k == nil {
 		return false
@@ -52,6 +52,11 @@ func (k *Key) Verify(signingInput, sig []byte) bool {
 		}
 		h := sha256.Sum256(signingInput)
 		return rsa.VerifyPKCS1v15(k.rsa, crypto.SHA256, h[:], sig) == nil
+	case SLHDSA256:
+		if k.slh == nil || len(sig) != SLHDSA256SignatureSize {
+			return false
+		}
+		return slhdsa.Verify(k.slh, slhdsa.NewMessage(signingInput), sig, nil)
 	default:
 		return false
 	}

@@ -1,6 +1,7 @@
 package jwk
 
 import (
+	"bytes"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
@@ -11,6 +12,7 @@ import (
 	"math/big"
 	"testing"
 
+	"github.com/cloudflare/circl/sign/slhdsa"
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 )
 
@@ -126,13 +128,47 @@ func TestVerifyRS256(t *testing.T) {
 	}
 }
 
-func TestSLHDSAIsShapeOnly(t *testing.T) {
-	k, err := CheckKey(map[string]any{"alg": SLHDSA256, "kty": "AKP", "pub": canon.B64(make([]byte, 64))}, SealAlgs...)
+func TestSLHDSAVerifies(t *testing.T) {
+	seed := bytes.Repeat([]byte{7}, 96) // FIPS 205 key generation: SK.seed, SK.prf, PK.seed
+	pub, priv, err := slhdsa.GenerateKey(bytes.NewReader(seed), slhdsa.SHA2_256s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if k.CanVerify() || k.Verify(message, make([]byte, 29792)) {
-		t.Fatal("an SLH-DSA signature must be unavailable, never valid")
+	raw, err := pub.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := NewSLHDSAKey(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !k.CanVerify() {
+		t.Fatal("an SLH-DSA key says it cannot be checked")
+	}
+	sig, err := slhdsa.SignDeterministic(&priv, slhdsa.NewMessage(message), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sig) != SLHDSA256SignatureSize || !k.Verify(message, sig) {
+		t.Fatalf("a good SLH-DSA signature (%d bytes) does not check", len(sig))
+	}
+	for _, bad := range [][]byte{sig[:len(sig)-1], append(bytes.Clone(sig), 0), nil} {
+		if k.Verify(message, bad) {
+			t.Fatalf("a signature of %d bytes checks", len(bad))
+		}
+	}
+	sig[100] ^= 1
+	if k.Verify(message, sig) {
+		t.Fatal("a changed SLH-DSA signature checks")
+	}
+	// A signature with a context is another signature: the format's is pure
+	// SLH-DSA with an empty context.
+	withContext, err := slhdsa.SignDeterministic(&priv, slhdsa.NewMessage(message), []byte("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k.Verify(message, withContext) {
+		t.Fatal("a signature with a context checks")
 	}
 	var nilKey *Key
 	if nilKey.Verify(message, nil) || nilKey.CanVerify() {

@@ -22,6 +22,21 @@ type StubFields struct {
 	Details  []record.Detail
 	When     time.Time // whole seconds: the time the check before acting checked
 	Approval string    // the fingerprint of the person's approval on the stub's line; "" for none
+	// Pass is, for a helper agent's call, the fingerprint of the pass it
+	// acts under; "" for the slip's own agent. Such a stub is signed with
+	// the helper's keys (the pass's to.keys: the agent signer handed to
+	// Sign is the helper's), and Seq and Previous are its place in the
+	// pass's own chain (§7, §25), as the reservation's Position gives it.
+	Pass string
+}
+
+// At is f with what the ledger decided for the call filled in: its slip,
+// its pass (a helper's call), the time it was checked at, and its place
+// in its chain (pos, from res.Position).
+func (f StubFields) At(res *book.Reservation, pos book.Position) StubFields {
+	f.Slip, f.Pass, f.When = res.Slip(), res.Pass(), res.When()
+	f.Seq, f.Previous = pos.Seq, pos.Previous
+	return f
 }
 
 // Content is the stub's content, with a new id.
@@ -47,11 +62,15 @@ func (f StubFields) Content() map[string]any {
 	if f.Approval != "" {
 		c["approval"] = f.Approval
 	}
+	if f.Pass != "" {
+		c["pass"] = f.Pass
+	}
 	return c
 }
 
-// Sign signs the stub with the agent's keys and countersigns it with the
-// executor's keys (dated countersignedAt): one book line, as records.
+// Sign signs the stub with the agent's keys (for a helper's call under a
+// pass, the helper's) and countersigns it with the executor's keys (dated
+// countersignedAt): one book line, as records.
 func (f StubFields) Sign(ctx context.Context, agent, executor jwk.Signer, countersignedAt time.Time) (book.Line, error) {
 	s, err := f.SignLine(ctx, agent, executor, countersignedAt)
 	if err != nil {

@@ -68,6 +68,39 @@ func Prepare(kind Kind, content map[string]any) (Prepared, error) {
 	if !ok {
 		return Prepared{}, fmt.Errorf("signing a %s: only stubs, countersignatures, refusals and acknowledgements are written here", kind)
 	}
+	return prepare(kind, content, validate)
+}
+
+// PrepareWith is Prepare for a hybrid kind whose content this package does
+// not confirm itself (a pass, whose limits are a slip's: receipts/pass
+// gives validate). A kind this package does confirm is confirmed by its
+// own validator as well; a passkey kind or a seal is refused.
+func PrepareWith(kind Kind, content map[string]any, validate func(map[string]any) error) (Prepared, error) {
+	info, ok := kinds[kind]
+	if !ok || info.passkey || len(info.headers) != 2 || validate == nil {
+		return Prepared{}, fmt.Errorf("signing a %s: only the kinds signed by a key set of two keys are written here", kind)
+	}
+	own := func(v any) error {
+		if builtIn, ok := validators[kind]; ok {
+			if err := builtIn(v); err != nil {
+				return err
+			}
+		}
+		return validate(content)
+	}
+	return prepare(kind, content, own)
+}
+
+// SignWith is SignChecked for a kind PrepareWith writes.
+func SignWith(ctx context.Context, kind Kind, content map[string]any, validate func(map[string]any) error, s jwk.Signer) (Signed, error) {
+	p, err := PrepareWith(kind, content, validate)
+	if err != nil {
+		return Signed{}, err
+	}
+	return p.Sign(ctx, s)
+}
+
+func prepare(kind Kind, content map[string]any, validate func(any) error) (Prepared, error) {
 	info := kinds[kind]
 	if err := validate(content); err != nil {
 		return Prepared{}, fmt.Errorf("signing a %s: %w", kind, err)

@@ -121,3 +121,16 @@ func (s *Slip) Forbids(action string) bool {
 func (s *Slip) ValidAt(t time.Time) bool {
 	return !t.Before(s.ValidFrom) && t.Before(s.ValidUntil)
 }
+
+// LimitValue writes a limit as the canonical value a slip or a pass holds:
+// {action, max|each|count, per?, unit?}.
+func LimitValue(l Limit) map[string]any {
+	m := map[string]any{"action": l.Action, l.Kind: l.Value}
+	if l.Per > 0 {
+		m["per"] = l.Per
+	}
+	if l.Kind != "count" {
+		m["unit"] = l.Unit
+	}
+	return m
+}

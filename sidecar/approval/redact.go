@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
+
+	"github.com/seed-6e06167c/mcp-executor/sidecar/policy/redact"
 )
 
 // Redact returns the arguments as a person may see them: valid JSON with
@@ -16,15 +18,29 @@ type Redact func(args []byte) []byte
 const Redacted = "[redacted]"
 
 var (
-	secretName  = regexp.MustCompile(`(?i)(pass(word|wd|phrase)?|secret|token|api[-_]?key|private[-_]?key|access[-_]?key|auth|credential|cookie|session|bearer|signature)`)
 	secretValue = regexp.MustCompile(`^(?i:bearer|basic)\s|^(sk|pk|rk)[-_]|^gh[pousr]_|^xox[abpr]-|^AKIA[0-9A-Z]{16}$|^eyJ[A-Za-z0-9_-]+\.|-----BEGIN`)
 )
 
-// RedactSecrets replaces the value of every member whose name looks like a
-// secret's (password, token, apiKey, secret, auth, …) and every text that
-// looks like a credential (a bearer header, a JWT, a PEM block, well-known
-// key prefixes) with [Redacted]. Arguments that are not JSON become the text
-// "[arguments not shown]".
+// fallback is the redactor of RedactSecrets: the built-in detectors under a
+// salt of this process (its tags are not kept anywhere; RedactSecrets shows
+// none).
+var fallback = func() *redact.Redactor {
+	r, err := redact.New(redact.NewSalt(), redact.Options{})
+	if err != nil {
+		panic(err) // the built-in options with a fresh salt always build
+	}
+	return r
+}()
+
+// RedactSecrets replaces the value of every member whose name is a
+// secret's ([redact.IsSecretName]: password, token, apiKey, secretAccessKey,
+// …, but not max_tokens or secretary) and every text that looks like a
+// credential (a bearer header, a JWT, a PEM block, well-known key prefixes,
+// and whatever the detectors of package redact find in it) with
+// [Redacted]. A member name in which a detector finds a secret is shown by
+// its tag. Arguments that are not JSON become the text "[arguments not
+// shown]". It is the default for a hub given no Redact; the executor gives
+// its own (package redact's, under the copy's salt).
 func RedactSecrets(args []byte) []byte {
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.UseNumber()
@@ -42,19 +58,22 @@ func RedactSecrets(args []byte) []byte {
 func redactValue(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
+		out := make(map[string]any, len(x))
 		for k, e := range x {
-			if secretName.MatchString(k) {
-				x[k] = Redacted
+			name := fallback.Name(k)
+			if redact.IsSecretName(k) {
+				out[name] = Redacted
 			} else {
-				x[k] = redactValue(e)
+				out[name] = redactValue(e)
 			}
 		}
+		return out
 	case []any:
 		for i, e := range x {
 			x[i] = redactValue(e)
 		}
 	case string:
-		if secretValue.MatchString(strings.TrimSpace(x)) {
+		if secretValue.MatchString(strings.TrimSpace(x)) || len(fallback.Find(x)) > 0 {
 			return Redacted
 		}
 	}

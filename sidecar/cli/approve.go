@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"strings"
 	"time"
 
@@ -70,19 +71,24 @@ func runApprove(ctx context.Context, env Env, args []string) int {
 	}
 
 	files, skipped, err := approval.Waiting(dir, time.Now())
+	if errors.Is(err, iofs.ErrNotExist) {
+		// No executor has started with these settings yet: it makes the
+		// folder. Nothing waits.
+		files, skipped, err = nil, nil, nil
+	}
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "mcp-executor approve: %v\n", err)
 		return ExitFinding
 	}
 	for _, name := range skipped {
-		fmt.Fprintf(env.Stderr, "mcp-executor approve: %s in %s is not a request file; left alone\n", name, dir)
+		fmt.Fprintf(env.Stderr, "mcp-executor approve: %s in %s is not a request file; left alone\n", shown(name), dir)
 	}
 	if *asJSON {
 		items := make([]approveItem, 0, len(files))
 		for _, f := range files {
 			items = append(items, approveItem{File: f, Sentence: approval.Sentence(f.Tool, f.Action, f.Amount, f.Arguments)})
 		}
-		if err := writeJSON(env.Stdout, map[string]any{"queue": dir, "waiting": items}); err != nil {
+		if err := writeShownJSON(env.Stdout, map[string]any{"queue": dir, "waiting": items}); err != nil {
 			fmt.Fprintf(env.Stderr, "mcp-executor approve: %v\n", err)
 			return ExitFinding
 		}
@@ -121,14 +127,14 @@ func answerFlagsFault(id string, yes, no, once bool) string {
 func approveByID(env Env, dir, id string, yes, asJSON bool) int {
 	f, err := approval.AnswerFile(dir, id, yes, time.Now())
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "mcp-executor approve: %v\n", err)
+		fmt.Fprintf(env.Stderr, "mcp-executor approve: %s\n", shown(err.Error()))
 		return ExitFinding
 	}
 	if !asJSON {
-		fmt.Fprintf(env.Stdout, "%s request %s (tool %q)\n", answered(yes), f.ID, f.Tool)
+		fmt.Fprintf(env.Stdout, "%s request %s (tool %s)\n", answered(yes), shown(f.ID), shown(fmt.Sprintf("%q", f.Tool)))
 		return ExitOK
 	}
-	if err := writeJSON(env.Stdout, approveOutcome{ID: f.ID, Approved: yes, Tool: f.Tool, Action: f.Action}); err != nil {
+	if err := writeShownJSON(env.Stdout, approveOutcome{ID: f.ID, Approved: yes, Tool: f.Tool, Action: f.Action}); err != nil {
 		fmt.Fprintf(env.Stderr, "mcp-executor approve: %v\n", err)
 		return ExitFinding
 	}
@@ -160,7 +166,7 @@ func readAnswer(env Env, in *bufio.Reader, id string) answerStep {
 	case "n", "no":
 		return saidNo
 	default:
-		fmt.Fprintf(env.Stdout, "not answered (type y or n): request %s still waits\n", id)
+		fmt.Fprintf(env.Stdout, "not answered (type y or n): request %s still waits\n", shown(id))
 		return notAnswered
 	}
 }
@@ -170,15 +176,15 @@ func readAnswer(env Env, in *bufio.Reader, id string) answerStep {
 func askEach(env Env, dir string, files []approval.File, once bool) int {
 	return askInTurn(env, len(files), once, func(i int) string {
 		f := files[i]
-		fmt.Fprintf(env.Stdout, "request %s, expires %s\n  %s\napprove? [y/n] ", f.ID, f.ExpiresAt,
-			approval.Sentence(f.Tool, f.Action, f.Amount, f.Arguments))
+		fmt.Fprintf(env.Stdout, "request %s, expires %s\n  %s\napprove? [y/n] ", shown(f.ID), shown(f.ExpiresAt),
+			shown(approval.Sentence(f.Tool, f.Action, f.Amount, f.Arguments)))
 		return f.ID
 	}, func(i int, approved bool) bool {
 		if _, err := approval.AnswerFile(dir, files[i].ID, approved, time.Now()); err != nil {
-			fmt.Fprintf(env.Stderr, "mcp-executor approve: %v\n", err)
+			fmt.Fprintf(env.Stderr, "mcp-executor approve: %s\n", shown(err.Error()))
 			return false
 		}
-		fmt.Fprintf(env.Stdout, "%s request %s\n", answered(approved), files[i].ID)
+		fmt.Fprintf(env.Stdout, "%s request %s\n", answered(approved), shown(files[i].ID))
 		return true
 	})
 }

@@ -90,12 +90,12 @@ func runApproveKubernetes(ctx context.Context, env Env, args []string) int {
 			return ExitFinding
 		}
 		if *asJSON {
-			if err := writeJSON(env.Stdout, it); err != nil {
+			if err := writeShownJSON(env.Stdout, it); err != nil {
 				fmt.Fprintf(env.Stderr, "mcp-executor approve: %v\n", err)
 				return ExitFinding
 			}
 		} else {
-			fmt.Fprintf(env.Stdout, "%s request %s (tool %q) as %s\n", answered(*yes), it.RequestID, it.Tool, it.AnsweredBy)
+			fmt.Fprintf(env.Stdout, "%s request %s (tool %s) as %s\n", answered(*yes), shown(it.RequestID), shown(fmt.Sprintf("%q", it.Tool)), shown(it.AnsweredBy))
 		}
 		return ExitOK
 	}
@@ -114,7 +114,7 @@ func askKubernetes(ctx context.Context, env Env, a *approvalkube.Approver, ns, r
 		if items == nil {
 			items = []approvalkube.Item{}
 		}
-		if err := writeJSON(env.Stdout, map[string]any{"namespace": ns, "waiting": items}); err != nil {
+		if err := writeShownJSON(env.Stdout, map[string]any{"namespace": ns, "waiting": items}); err != nil {
 			fmt.Fprintf(env.Stderr, "mcp-executor approve: %v\n", err)
 			return ExitFinding
 		}
@@ -126,7 +126,7 @@ func askKubernetes(ctx context.Context, env Env, a *approvalkube.Approver, ns, r
 	}
 	return askInTurn(env, len(items), once, func(i int) string {
 		it := items[i]
-		fmt.Fprintf(env.Stdout, "request %s (%s), expires %s\n  %s\napprove? [y/n] ", it.RequestID, it.Name, it.ExpiresAt, it.Sentence)
+		fmt.Fprintf(env.Stdout, "request %s (%s), expires %s\n  %s\napprove? [y/n] ", shown(it.RequestID), shown(it.Name), shown(it.ExpiresAt), shown(it.Sentence))
 		return it.RequestID
 	}, func(i int, approved bool) bool {
 		done, err := a.Answer(ctx, items[i].Name, approved, reason)
@@ -134,7 +134,7 @@ func askKubernetes(ctx context.Context, env Env, a *approvalkube.Approver, ns, r
 			fmt.Fprintf(env.Stderr, "mcp-executor approve: %v\n", err)
 			return false
 		}
-		fmt.Fprintf(env.Stdout, "%s request %s as %s\n", answered(approved), items[i].RequestID, done.AnsweredBy)
+		fmt.Fprintf(env.Stdout, "%s request %s as %s\n", answered(approved), shown(items[i].RequestID), shown(done.AnsweredBy))
 		return true
 	})
 }

@@ -55,7 +55,7 @@ func commands() map[string]command {
 		"verify":      {summary: "check a book: exit 0 when intact and within its slips", run: runVerify},
 		"compare":     {summary: "compare the executor's copy with the book", run: runCompare},
 		"demo":        {summary: "a self-contained demonstration with development keys", run: runDemo},
-		"version":     {summary: "print the version", run: runVersion},
+		"version":     {summary: "print the version (also --version)", run: runVersion},
 		"demo-server": {summary: "the demo's built-in tool server (MCP over stdio)", hidden: true, run: runDemoServer},
 	}
 	for name, c := range extraCommands {
@@ -78,6 +78,9 @@ func Main(ctx context.Context, env Env) int {
 	case "help", "-h", "--help", "-help":
 		usage(env.Stdout)
 		return ExitOK
+	case "--version", "-version":
+		// -v is not one: in Go's tools it asks for more output (go test -v).
+		return runVersion(ctx, env, env.Args[1:])
 	}
 	c, ok := commands()[name]
 	if !ok {
@@ -168,7 +171,12 @@ func (m *multiFlag) Set(v string) error {
 	return nil
 }
 
-func runVersion(_ context.Context, env Env, _ []string) int {
+// runVersion is `mcp-executor version` and `mcp-executor --version`; it takes no argument.
+func runVersion(_ context.Context, env Env, args []string) int {
+	if len(args) != 0 {
+		fmt.Fprintln(env.Stderr, "usage: mcp-executor version")
+		return ExitUsage
+	}
 	fmt.Fprintln(env.Stdout, "mcp-executor", env.Version)
 	return ExitOK
 }

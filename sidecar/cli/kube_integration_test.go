@@ -19,14 +19,14 @@ import (
 )
 
 // TestKeysAndCheckWithSecrets keeps the agent's keys and the copy key in a Kubernetes Secret on the real
-// kube-apiserver of ../shared/tools (KUBECONFIG from `kube-test-cluster.sh start`). keys makes them but
+// kube-apiserver of scripts/testenv (KUBECONFIG from `kube-apiserver.sh start`). keys makes them but
 // writes no Secret: without --manifests it says how to get the manifest and prints no key; with it, one
 // manifest for the one Secret holding both keys is written (0600). Once applied, keys prints the
 // permission and check says the Secret was reached and by which credentials.
 func TestKeysAndCheckWithSecrets(t *testing.T) {
 	kubeconfig := os.Getenv("KUBECONFIG")
 	if kubeconfig == "" {
-		t.Fatal("KUBECONFIG is not set: run `eval \"$(../shared/tools/kube-test-cluster.sh start)\"` first")
+		t.Fatal(`KUBECONFIG is not set: start the test servers first: eval "$(./scripts/testenv/servers.sh start)" in the repository's folder (it builds them once)`)
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {

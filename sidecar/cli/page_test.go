@@ -7,7 +7,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -26,6 +28,8 @@ func TestPageUsage(t *testing.T) {
 		{[]string{"page"}, "--config FILE is required"},
 		{[]string{"page", "--config", "x.json", "--listen", "0.0.0.0:8443"}, "is not loopback; give --origin"},
 		{[]string{"page", "--config", "x.json", "--listen", "nonsense"}, "--listen"},
+		{[]string{"page", "--config", "x.json", "--code-ttl", "0s"}, "--code-ttl 0s"},
+		{[]string{"page", "--config", "x.json", "--code-ttl", "25h"}, "at most 24h"},
 	} {
 		code, _, errOut := runBinary(t, "", tc.args...)
 		if code != ExitUsage || !strings.Contains(errOut, tc.want) {
@@ -136,5 +140,21 @@ func TestPageOnAFreePort(t *testing.T) {
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("page after SIGTERM: %v; stderr %s", err, errOut.String())
+	}
+}
+
+// TestPageRefusesAPasskeyFileItCannotRead: a passkey file that holds no
+// passkey stops the page at start (it would otherwise be taken for no
+// passkey, and a code printed for a registration in its place), and
+// --passkey names the file.
+func TestPageRefusesAPasskeyFileItCannotRead(t *testing.T) {
+	config, _ := approveFolder(t)
+	bad := filepath.Join(t.TempDir(), "page-passkey.json")
+	if err := os.WriteFile(bad, []byte(`{"credentialId":"AA","alg":"ES256","key":{},"thumbprint":"x","origin":"o","rpId":"r","registeredAt":"t"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := runBinary(t, "", "page", "--config", config, "--listen", "127.0.0.1:0", "--passkey", bad)
+	if code != ExitFinding || !strings.Contains(errOut, "the passkey file") || strings.Contains(errOut, "registration code") {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 }

@@ -36,7 +36,7 @@ func runReport(ctx context.Context, env Env, args []string) int {
 	}
 	write := res.WriteText
 	if *asJSON {
-		write = func(w io.Writer) error { return writeJSON(w, res) }
+		write = func(w io.Writer) error { return writeShownJSON(w, res) }
 	}
 	if err := write(env.Stdout); err != nil {
 		fmt.Fprintf(env.Stderr, "mcp-executor report: %v\n", err)

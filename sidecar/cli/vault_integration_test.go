@@ -17,14 +17,14 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/receipts/canon"
 )
 
-// TestKeysAndCheckWithVault keeps the executor's key set in the real Vault dev server of ../shared/tools
-// (VAULT_ADDR and VAULT_TOKEN from `vault-dev.sh start`): its Ed25519 half in Transit, its ML-DSA-87
+// TestKeysAndCheckWithVault keeps the executor's key set in the real Vault dev server of scripts/testenv
+// (VAULT_ADDR and VAULT_TOKEN from `vault.sh start`): its Ed25519 half in Transit, its ML-DSA-87
 // half in KV, and a server credential in KV. keys makes the key set in Vault; with a slip naming it,
 // check is all well and says each Vault source was reached by token auth, and prints no credential.
 func TestKeysAndCheckWithVault(t *testing.T) {
 	addr, token := os.Getenv("VAULT_ADDR"), os.Getenv("VAULT_TOKEN")
 	if addr == "" || token == "" {
-		t.Fatal("VAULT_ADDR and VAULT_TOKEN are not set: run `eval \"$(../shared/tools/vault-dev.sh start)\"` first")
+		t.Fatal(`VAULT_ADDR and VAULT_TOKEN are not set: start the test servers first: eval "$(./scripts/testenv/servers.sh start)" in the repository's folder (it builds them once)`)
 	}
 	root, err := api.NewClient(api.DefaultConfig())
 	if err != nil {

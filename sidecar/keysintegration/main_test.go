@@ -2,7 +2,7 @@
 
 // Package keysintegration_test runs the executor end to end with every key and the tool server's
 // credential kept in a real Vault dev server (KV version 2 and Transit) or in real Kubernetes Secrets
-// (a real kube-apiserver): the servers of ../../../shared/tools (vault-dev.sh, kube-test-cluster.sh).
+// (a real kube-apiserver): the servers of scripts/testenv (vault.sh, kube-apiserver.sh).
 // A test whose server is not reachable fails; none skips.
 //
 //	go test -tags integration ./sidecar/keysintegration/

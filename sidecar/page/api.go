@@ -1,11 +1,9 @@
 package page
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
@@ -25,17 +23,29 @@ import (
 
 // State is what GET /api/state gives the page: nothing secret.
 type State struct {
-	Origin     string        `json:"origin"`
-	RPID       string        `json:"rpId"`
-	Passkey    *Registered   `json:"passkey"`    // null before registration
-	Trusted    bool          `json:"trusted"`    // the passkey's thumbprint is in agent.issuerKeys
-	IssuerKeys []string      `json:"issuerKeys"` // the settings' agent.issuerKeys
-	SlipPath   string        `json:"slipPath"`
-	Slip       *SlipView     `json:"slip"`      // null when there is no slip file
-	SlipError  string        `json:"slipError"` // why the slip file does not check
-	Cancelled  bool          `json:"cancelled"` // a cancellation file of this slip is there
-	Actions    []string      `json:"actions"`   // the actions the settings' tools name
-	Waiting    []WaitingView `json:"waiting"`
+	Origin  string      `json:"origin"`
+	RPID    string      `json:"rpId"`
+	Passkey *Registered `json:"passkey"` // null before registration
+	// CodePending says a registration code waits to be entered (printed
+	// where the page was started; never shown here), until CodeExpiresAt.
+	CodePending   bool   `json:"codePending"`
+	CodeExpiresAt string `json:"codeExpiresAt"`
+	// PasskeyProblem says why the registered passkey signs nothing on this
+	// page (it was registered for another origin); "" when it can sign.
+	PasskeyProblem string `json:"passkeyProblem"`
+	// AnswerProblem says why this page offers no approve, decline or
+	// cancel under the slip in force ("" when it does): no passkey, a
+	// passkey of another page, a slip naming another origin or rpId than
+	// this page's, or a slip signed by another passkey.
+	AnswerProblem string        `json:"answerProblem"`
+	Trusted       bool          `json:"trusted"`    // the passkey's thumbprint is in agent.issuerKeys
+	IssuerKeys    []string      `json:"issuerKeys"` // the settings' agent.issuerKeys
+	SlipPath      string        `json:"slipPath"`
+	Slip          *SlipView     `json:"slip"`      // null when there is no slip file
+	SlipError     string        `json:"slipError"` // why the slip file does not check
+	Cancelled     bool          `json:"cancelled"` // a cancellation file of this slip is there
+	Actions       []string      `json:"actions"`   // the actions the settings' tools name
+	Waiting       []WaitingView `json:"waiting"`
 	// Others counts the requests in the queue that need no passkey (the
 	// approve command answers them).
 	Others int `json:"others"`
@@ -50,6 +60,8 @@ type SlipView struct {
 	ValidFrom   string   `json:"validFrom"`
 	ValidUntil  string   `json:"validUntil"`
 	Issuer      string   `json:"issuer"` // the passkey thumbprint
+	Origin      string   `json:"origin"` // the issuer's origin, which every answer is checked against
+	RPID        string   `json:"rpId"`
 }
 
 // WaitingView is one call waiting for a passkey approval.
@@ -87,7 +99,21 @@ func (s *Server) state(_ *http.Request, _ []byte) (any, error) {
 			st.Trusted = st.Trusted || k == reg.Thumbprint
 		}
 	}
+	pending, until := s.code.pendingCode(s.o.Now())
+	st.CodePending = pending
+	if pending {
+		st.CodeExpiresAt = until.UTC().Format(approval.TimeLayout)
+	}
+	st.PasskeyProblem = s.passkeyProblem(reg)
 	sl, err := s.currentSlip(set, reg)
+	switch {
+	case reg == nil:
+		st.AnswerProblem = "No passkey is registered on this page."
+	case st.PasskeyProblem != "":
+		st.AnswerProblem = st.PasskeyProblem
+	case sl != nil:
+		st.AnswerProblem = s.slipProblem(sl, reg)
+	}
 	if err != nil {
 		st.SlipError = err.Error()
 	} else if sl != nil {
@@ -113,6 +139,8 @@ func (s *Server) state(_ *http.Request, _ []byte) (any, error) {
 			w.Problem = err.Error()
 		} else if w.OtherSlip {
 			w.Problem = "held under another slip than the one in force"
+		} else if st.AnswerProblem != "" {
+			w.Problem = st.AnswerProblem
 		}
 		if p.Amount != nil {
 			w.Amount = strconv.FormatInt(p.Amount.Value, 10) + " " + p.Amount.Unit
@@ -137,7 +165,8 @@ func actionsOf(set *settings.Settings) []string {
 
 func viewOf(sl *slip.Slip) *SlipView {
 	v := &SlipView{Fingerprint: sl.Fingerprint, Purpose: sl.Purpose, Actions: sl.Actions, Approval: []string{},
-		ValidFrom: canon.FormatTime(sl.ValidFrom), ValidUntil: canon.FormatTime(sl.ValidUntil), Issuer: sl.Issuer.Key.Thumbprint}
+		ValidFrom: canon.FormatTime(sl.ValidFrom), ValidUntil: canon.FormatTime(sl.ValidUntil), Issuer: sl.Issuer.Key.Thumbprint,
+		Origin: sl.Issuer.Origin, RPID: sl.Issuer.RPID}
 	for _, c := range sl.Requires {
 		if c.Need == "approval" {
 			a := c.Action
@@ -160,67 +189,6 @@ type challengeOut struct {
 	CredentialID string `json:"credentialId,omitempty"`
 	Content      string `json:"content,omitempty"` // indented JSON text
 	Fingerprint  string `json:"fingerprint,omitempty"`
-}
-
-// registerBegin gives a challenge for navigator.credentials.create. Only
-// one passkey is registered: to replace it the person removes the passkey
-// file (the page says where), so that nothing that merely reaches the port
-// can put its own key in the person's place.
-func (s *Server) registerBegin(_ *http.Request, _ []byte) (any, error) {
-	set, err := s.loadSettings()
-	if err != nil {
-		return nil, err
-	}
-	if reg, err := s.registered(set); err != nil || reg != nil {
-		if err != nil {
-			return nil, err
-		}
-		return nil, &apiError{http.StatusConflict, "a passkey is registered already; to register another, remove " + passkeyPath(set)}
-	}
-	c := make([]byte, 32)
-	rand.Read(c)
-	user := make([]byte, 16)
-	rand.Read(user)
-	token := s.remember(&pending{kind: "register", challenge: c})
-	return map[string]string{"token": token, "challenge": canon.B64(c), "rpId": s.rpID, "userId": canon.B64(user)}, nil
-}
-
-func (s *Server) registerFinish(_ *http.Request, body []byte) (any, error) {
-	var in struct {
-		Token        string       `json:"token"`
-		Registration Registration `json:"registration"`
-	}
-	if err := decodeBody(body, &in); err != nil {
-		return nil, err
-	}
-	p, err := s.take(in.Token)
-	if err != nil {
-		return nil, err
-	}
-	if p.kind != "register" {
-		return nil, bad("this challenge is not for a registration")
-	}
-	reg, err := checkRegistration(in.Registration, p.challenge, s.origin, s.rpID, s.o.Now())
-	if err != nil {
-		return nil, bad("the registration does not check: %v", err)
-	}
-	set, err := s.loadSettings()
-	if err != nil {
-		return nil, err
-	}
-	data, err := encode(reg)
-	if err != nil {
-		return nil, err
-	}
-	path := passkeyPath(set)
-	if _, err := os.Stat(path); err == nil {
-		return nil, &apiError{http.StatusConflict, "a passkey was registered meanwhile"}
-	}
-	if err := approval.WriteFileAtomic(set.Dir, PasskeyFile, data); err != nil {
-		return nil, err
-	}
-	s.log.Info("page: a passkey was registered", slog.String("thumbprint", reg.Thumbprint), slog.String("alg", reg.Alg))
-	return reg, nil
 }
 
 // SlipChoices are the person's choices for a slip, with what `keys --json`
@@ -408,8 +376,8 @@ func (s *Server) mustRegistered(set *settings.Settings) (*Registered, error) {
 	if reg == nil {
 		return nil, &apiError{http.StatusConflict, "register a passkey first"}
 	}
-	if reg.Origin != s.origin || reg.RPID != s.rpID {
-		return nil, &apiError{http.StatusConflict, fmt.Sprintf("the passkey was registered for %s, and this page is %s", reg.Origin, s.origin)}
+	if msg := s.passkeyProblem(reg); msg != "" {
+		return nil, &apiError{http.StatusConflict, msg}
 	}
 	return reg, nil
 }
@@ -423,8 +391,8 @@ func (s *Server) slipInForce(set *settings.Settings, reg *Registered) (*slip.Sli
 	if sl == nil {
 		return nil, &apiError{http.StatusConflict, "there is no slip at " + set.Agent.Slip}
 	}
-	if sl.Issuer.Key.Thumbprint != reg.Thumbprint {
-		return nil, &apiError{http.StatusConflict, "the slip in force was signed by another passkey than this page's"}
+	if msg := s.slipProblem(sl, reg); msg != "" {
+		return nil, &apiError{http.StatusConflict, msg}
 	}
 	return sl, nil
 }
@@ -509,7 +477,7 @@ func (s *Server) sign(_ *http.Request, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p.kind == "register" {
+	if p.kind == "register" || p.kind == "replace" {
 		return nil, bad("this challenge is for a registration")
 	}
 	set, reg, err := s.loadRegistered()
@@ -524,14 +492,35 @@ func (s *Server) sign(_ *http.Request, body []byte) (any, error) {
 	if err != nil {
 		return nil, bad("%v", err)
 	}
+	if err := s.checkAnsweredHere(a); err != nil {
+		return nil, &apiError{http.StatusForbidden, "the passkey signature does not check: " + err.Error()}
+	}
+	if p.slip != nil {
+		if msg := s.slipProblem(p.slip, reg); msg != "" {
+			return nil, &apiError{http.StatusConflict, msg}
+		}
+	}
+	if p.kind == "replace-confirm" && p.replaces != reg.Thumbprint {
+		return nil, &apiError{http.StatusConflict, "the registered passkey changed meanwhile; start again"}
+	}
 	signed := p.signed
 	if p.prepared != nil && p.kind != "decline" {
 		signed = []byte(p.prepared.ProtectedB64 + "." + p.prepared.PayloadB64)
 	}
+	// The origin and rpId were compared with this page's above, so the
+	// check below refuses only the signature, the challenge or the flags.
 	if _, err := passkey.CheckAssertion(key, s.rpID, s.origin, signed, a, nil); err != nil {
 		return nil, &apiError{http.StatusForbidden, "the passkey signature does not check: " + err.Error()}
 	}
+	return s.signedFor(set, reg, p, a, in.Assertion)
+}
+
+// signedFor does what a checked passkey answer to a pending challenge was
+// for: a replacement, a slip, an approval, a decline or a cancellation.
+func (s *Server) signedFor(set *settings.Settings, reg *Registered, p *pending, a passkey.Assertion, raw Assertion) (any, error) {
 	switch p.kind {
+	case "replace-confirm":
+		return s.storeReplacement(set, p)
 	case "slip":
 		return s.saveSlip(set, reg, p.prepared, a)
 	case "approve":
@@ -544,7 +533,7 @@ func (s *Server) sign(_ *http.Request, body []byte) (any, error) {
 			return nil, err
 		}
 		if _, err := consent.CheckApproval(v, p.slip, prop, s.o.Now(), nil); err != nil {
-			return nil, bad("the approval does not check: %v", err)
+			return nil, bad("the approval does not check against the slip (origin %s): %v", p.slip.Issuer.Origin, err)
 		}
 		raw, err := canon.Marshal(v)
 		if err != nil {
@@ -552,14 +541,14 @@ func (s *Server) sign(_ *http.Request, body []byte) (any, error) {
 		}
 		return s.answer(set, Signed{Request: p.request, Approval: raw}, "approved")
 	case "decline":
-		return s.answer(set, Signed{Request: p.request, Declined: &in.Assertion}, "declined")
+		return s.answer(set, Signed{Request: p.request, Declined: &raw}, "declined")
 	case "cancel":
 		v, err := slip.Assemble(p.prepared, a)
 		if err != nil {
 			return nil, err
 		}
 		if _, err := consent.CheckCancellation(v, p.slip); err != nil {
-			return nil, bad("the cancellation does not check: %v", err)
+			return nil, bad("the cancellation does not check against the slip (origin %s): %v", p.slip.Issuer.Origin, err)
 		}
 		raw, err := canon.Marshal(v)
 		if err != nil {
@@ -615,15 +604,24 @@ func (s *Server) saveSlip(set *settings.Settings, reg *Registered, prep *slip.Pr
 	if err != nil {
 		return nil, err
 	}
+	out := map[string]any{"done": "signed", "file": set.Agent.Slip, "fingerprint": prep.Fingerprint}
 	dir, name := filepath.Split(set.Agent.Slip)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("page: the slip's folder %s: %w", dir, err)
+	err = os.MkdirAll(dir, 0o700)
+	if err == nil {
+		err = approval.WriteFileAtomic(dir, name, append(raw, '\n'))
 	}
-	if err := approval.WriteFileAtomic(dir, name, append(raw, '\n')); err != nil {
-		return nil, err
+	if err != nil {
+		// The slip could not be written (in a pod the settings' folder is a
+		// read-only mount): the signed slip, which is no secret, goes back
+		// to the person to put where the executor reads it (the chart's
+		// executor.slip), so that the signature is not lost.
+		s.log.Warn("page: a slip was signed but could not be saved", slog.String("slip", prep.Fingerprint), slog.String("error", err.Error()))
+		out["done"] = "not-saved"
+		out["reason"] = err.Error()
+		out["slip"] = string(raw)
+		return out, nil
 	}
 	s.log.Info("page: a slip was signed", slog.String("slip", prep.Fingerprint))
-	out := map[string]any{"done": "signed", "file": set.Agent.Slip, "fingerprint": prep.Fingerprint}
 	if !contains(set.Agent.IssuerKeys, reg.Thumbprint) {
 		out["warning"] = "the settings' agent.issuerKeys does not name this passkey (" + reg.Thumbprint + "): the executor will not start with this slip until it does"
 	}

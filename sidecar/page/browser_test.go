@@ -38,12 +38,15 @@ func text(t *testing.T, ctx context.Context, sel string) string {
 	return chromiumtest.Text(t, ctx, 30*time.Second, sel)
 }
 
-// screenshot saves the whole page as NAME.png in a temporary folder. The
-// README's pictures come from the test with the real executor
-// (sidecar/page/e2e, PAGE_SCREENSHOTS=$PWD/docs/images).
+// screenshot saves the whole page as NAME.png in $PAGE_SCREENSHOTS, else
+// in a temporary folder. The README's pictures come from the test with the
+// real executor (sidecar/page/e2e, PAGE_SCREENSHOTS=$PWD/docs/images).
 func screenshot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
-	dir := t.TempDir()
+	dir := os.Getenv("PAGE_SCREENSHOTS")
+	if dir == "" {
+		dir = t.TempDir()
+	}
 	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	buf, err := chromedp.Run(sctx, chromedp.FullScreenshot(100))
@@ -65,9 +68,17 @@ func TestPageInRealBrowser(t *testing.T) {
 	f := newFixture(t)
 	ctx := browser(t)
 
-	// 1. Register the passkey; the page shows its thumbprint.
+	// 1. Register the passkey with the registration code (a wrong code
+	// first: the page says so and registers nothing); the page shows its
+	// thumbprint.
 	step(t, ctx, "opening the page", chromedp.Navigate(f.url+"/"), chromedp.WaitVisible(chromedp.ID("register")))
-	step(t, ctx, "registering", chromedp.Click(chromedp.ID("register")), chromedp.WaitVisible(chromedp.ID("passkey-info")))
+	step(t, ctx, "a wrong code", chromedp.SetValue(chromedp.ID("register-code"), wrongCode(t, f.code)), chromedp.Click(chromedp.ID("register")))
+	waitText(t, ctx, "#error", "the registration code is wrong")
+	if _, err := os.Stat(filepath.Join(f.dir, PasskeyFile)); err == nil {
+		t.Fatal("a wrong code registered a passkey")
+	}
+	step(t, ctx, "registering", chromedp.SetValue(chromedp.ID("register-code"), strings.ToLower(f.code)), chromedp.Click(chromedp.ID("register")),
+		chromedp.WaitVisible(chromedp.ID("passkey-info")))
 	reg, err := loadRegistered(filepath.Join(f.dir, PasskeyFile))
 	if err != nil {
 		t.Fatal(err)
@@ -206,6 +217,75 @@ func TestPageInRealBrowser(t *testing.T) {
 	}
 	if got := findingCodes(res); !strings.Contains(got, "approval-mismatch") {
 		t.Fatalf("a stub naming more details than its approval: %s", got)
+	}
+
+	// 8. Replace the passkey: a new registration code (the page started
+	// again with --new-passkey), a second passkey created in the browser,
+	// and the first one confirming it.
+	code2, _, err := f.srv.IssueCode(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	step(t, ctx, "the replacement form", chromedp.WaitVisible(chromedp.ID("register-form")))
+	if got := text(t, ctx, "#register"); got != "Replace the passkey" {
+		t.Fatalf("the button says %q", got)
+	}
+	step(t, ctx, "replacing", chromedp.SetValue(chromedp.ID("register-code"), code2), chromedp.Click(chromedp.ID("register")))
+	waitText(t, ctx, "#status", "Passkey replaced")
+	now, err := loadRegistered(filepath.Join(f.dir, PasskeyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if now.Thumbprint == reg.Thumbprint || now.CredentialID == reg.CredentialID || !strings.Contains(text(t, ctx, "#status"), now.Thumbprint) {
+		t.Fatalf("after the replacement the page holds %+v (was %s)", now, reg.Thumbprint)
+	}
+}
+
+// TestPageOffersNoAnswerForAnotherOrigin: with a slip in force that names
+// another origin than the page's, Chromium shows why nothing can be
+// answered here, naming both origins, and no approve, decline or cancel
+// button.
+func TestPageOffersNoAnswerForAnotherOrigin(t *testing.T) {
+	f := newFixture(t)
+	c, pk := f.signedIn()
+	f.slipForOrigin(pk, otherOrigin)
+	hctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f.hold(hctx, "call-1", 150, `{"item":"paper"}`)
+	id := waitingID(t, c)
+	ctx := browser(t)
+	li := `#waiting li[data-request="` + id + `"]`
+	step(t, ctx, "opening the page", chromedp.Navigate(f.url+"/"), chromedp.WaitVisible(chromedp.CSS(li)))
+	want := "This page is " + f.origin + " (rpId localhost), and the slip in force names " + otherOrigin
+	waitText(t, ctx, "#answer-problem", want)
+	if shown := text(t, ctx, li); !strings.Contains(shown, want) {
+		t.Errorf("the waiting call shows %q", shown)
+	}
+	if got := text(t, ctx, "#slip-origin"); got != otherOrigin {
+		t.Errorf("the slip's origin is shown as %q", got)
+	}
+	sctx, stop := context.WithTimeout(ctx, 30*time.Second)
+	defer stop()
+	buttons, err := chromedp.Run(sctx, chromedp.Evaluate[int](`document.querySelectorAll('#waiting button').length + (document.getElementById('cancel-slip').hidden ? 0 : 1)`))
+	if err != nil || buttons != 0 {
+		t.Fatalf("the page offers %d buttons that would fail (%v)", buttons, err)
+	}
+	screenshot(t, ctx, "page-other-origin")
+}
+
+// waitText waits until the text of the element sel names holds want.
+func waitText(t *testing.T, ctx context.Context, sel, want string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got := text(t, ctx, sel)
+		if strings.Contains(got, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s shows %q, not %q", sel, got, want)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 

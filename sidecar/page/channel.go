@@ -151,7 +151,7 @@ func CheckSigned(f Signed, id string, prep *slip.Prepared, s *slip.Slip, now tim
 		}
 		a, err := consent.CheckApproval(v, s, p, now, nil)
 		if err != nil {
-			return approval.Answer{}, fmt.Errorf("page: the approval does not check: %w", err)
+			return approval.Answer{}, fmt.Errorf("page: the approval does not check%s: %w", comparedOrigins(recordOrigin(v), s), err)
 		}
 		// Another Provared signer may prepare its own approval of the same
 		// call (another id or time): it is taken when it checks; the stub
@@ -163,9 +163,20 @@ func CheckSigned(f Signed, id string, prep *slip.Prepared, s *slip.Slip, now tim
 			return approval.Answer{}, err
 		}
 		if _, err := passkey.CheckAssertion(s.Issuer.Key, s.Issuer.RPID, s.Issuer.Origin, DeclineSigningInput(prep.Fingerprint), as, nil); err != nil {
-			return approval.Answer{}, fmt.Errorf("page: the decline is not the slip issuer's passkey signature: %w", err)
+			return approval.Answer{}, fmt.Errorf("page: the decline is not the slip issuer's passkey signature%s: %w",
+				comparedOrigins(originOf(as.ClientDataJSON), s), err)
 		}
 		return approval.Answer{Request: id, Approved: false, Channel: ChannelPage, Who: who, When: now}, nil
 	}
 	return approval.Answer{}, errors.New("page: a signed answer holds exactly one of approval and declined")
+}
+
+// comparedOrigins names, for an answer refused by the executor's side, the
+// origin the passkey answered on and the slip's, which it was checked
+// against, when they differ ("" when they are the same).
+func comparedOrigins(answeredOn string, s *slip.Slip) string {
+	if answeredOn == s.Issuer.Origin {
+		return ""
+	}
+	return fmt.Sprintf(" (it was signed on the page %q, and the slip names %s)", answeredOn, s.Issuer.Origin)
 }

@@ -68,7 +68,7 @@ func TestBadOriginAndMissingCSRFTokenAreRefused(t *testing.T) {
 		{"a form post", func(r *http.Request) { r.Header.Set("Content-Type", "application/x-www-form-urlencoded") }, http.StatusUnsupportedMediaType},
 	}
 	for _, tc := range cases {
-		code, out := c.post("/api/register/begin", map[string]any{}, tc.edit)
+		code, out := c.post("/api/register/begin", map[string]any{"code": f.code}, tc.edit)
 		if code != tc.code {
 			t.Errorf("%s: %d %v, want %d", tc.name, code, out, tc.code)
 		}
@@ -76,7 +76,7 @@ func TestBadOriginAndMissingCSRFTokenAreRefused(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(f.dir, PasskeyFile)); err == nil {
 		t.Fatal("a refused request registered a passkey")
 	}
-	if code, out := c.post("/api/register/begin", map[string]any{}); code != http.StatusOK {
+	if code, out := c.post("/api/register/begin", map[string]any{"code": f.code}); code != http.StatusOK {
 		t.Fatalf("the page's own request: %d %v", code, out)
 	}
 }
@@ -86,18 +86,22 @@ func TestRegistrationChecksAndIsOnce(t *testing.T) {
 	c := f.client()
 	pk := newSoftPasskey(t, f.origin, "localhost")
 
-	b := c.must("/api/register/begin", map[string]any{})
+	b := c.must("/api/register/begin", map[string]any{"code": f.code})
 	elsewhere := newSoftPasskey(t, "http://localhost:1", "localhost")
-	if code, out := c.post("/api/register/finish", map[string]any{"token": b["token"], "registration": elsewhere.register(challengeOf(t, b))}); code != http.StatusBadRequest {
+	code, out := c.post("/api/register/finish", map[string]any{"token": b["token"], "registration": elsewhere.register(challengeOf(t, b))})
+	if msg, _ := out["error"].(string); code != http.StatusBadRequest ||
+		!strings.Contains(msg, `created on the page "http://localhost:1", and this page is `+f.origin) {
 		t.Errorf("a passkey made on another page: %d %v", code, out)
 	}
-	b = c.must("/api/register/begin", map[string]any{})
+	// A refused registration does not spend the code.
+	b = c.must("/api/register/begin", map[string]any{"code": f.code})
 	reg := c.must("/api/register/finish", map[string]any{"token": b["token"], "registration": pk.register(challengeOf(t, b))})
 	if reg["alg"] != "ES256" || !canon.IsFingerprint(reg["thumbprint"].(string)) {
 		t.Errorf("registered %v", reg)
 	}
-	if code, _ := c.post("/api/register/begin", map[string]any{}); code != http.StatusConflict {
-		t.Errorf("a second registration: %d", code)
+	// The code is spent: it starts nothing more, not even a replacement.
+	if code, out := c.post("/api/register/begin", map[string]any{"code": f.code}); code != http.StatusGone {
+		t.Errorf("a second registration with the spent code: %d %v", code, out)
 	}
 }
 

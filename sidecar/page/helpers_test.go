@@ -38,18 +38,43 @@ import (
 // hub lives in the test process because the engine's wiring of passkey
 // approvals is another change (docs/design/page.md says what it calls).
 type fixture struct {
-	t      *testing.T
-	dir    string
-	config string
-	queue  string
-	slip   string
-	origin string
-	url    string // http://localhost:PORT
-	srv    *Server
-	hub    *approval.Hub
-	agent  jwk.KeySet
-	exec   jwk.KeySet
-	logs   *logBuffer // what the executor's page channel logged
+	t       *testing.T
+	dir     string
+	config  string
+	queue   string
+	slip    string
+	origin  string
+	url     string // http://localhost:PORT
+	srv     *Server
+	hub     *approval.Hub
+	agent   jwk.KeySet
+	exec    jwk.KeySet
+	logs    *logBuffer // what the executor's page channel logged
+	code    string     // the registration code the page issued at start
+	clock   *clock     // the page server's time
+	pageLog *logBuffer // what the page server logged
+	// the settings' agent.issuerKeys and agent.slip ("": slip.json), as
+	// writeSettings last wrote them
+	issuerKeys  []string
+	slipSetting string
+}
+
+// clock is a time the test may move on; it starts at the real time.
+type clock struct {
+	mu  sync.Mutex
+	off time.Duration
+}
+
+func (c *clock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.off)
+}
+
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.off += d
 }
 
 // logBuffer is a log the test can read while it grows.
@@ -116,8 +141,14 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	f.url = f.origin
-	f.srv, err = New(Options{ConfigPath: f.config, Origin: f.origin})
+	f.clock = &clock{}
+	f.pageLog = &logBuffer{}
+	f.srv, err = New(Options{ConfigPath: f.config, Origin: f.origin, Now: f.clock.now,
+		Logger: slog.New(slog.NewJSONHandler(f.pageLog, nil))})
 	if err != nil {
+		t.Fatal(err)
+	}
+	if f.code, _, err = f.srv.IssueCode(0); err != nil {
 		t.Fatal(err)
 	}
 	hs := &http.Server{Handler: f.srv.Handler()}
@@ -149,7 +180,12 @@ func newFixture(t *testing.T) *fixture {
 // writeSettings writes the executor's settings, trusting issuerKeys.
 func (f *fixture) writeSettings(issuerKeys []string) {
 	f.t.Helper()
-	agent := map[string]any{"slip": "slip.json", "book": "book.jsonl", "keys": "agent.keys"}
+	f.issuerKeys = issuerKeys
+	slipPath := f.slipSetting
+	if slipPath == "" {
+		slipPath = "slip.json"
+	}
+	agent := map[string]any{"slip": slipPath, "book": "book.jsonl", "keys": "agent.keys"}
 	if issuerKeys != nil {
 		agent["issuerKeys"] = issuerKeys
 	}
@@ -162,6 +198,13 @@ func (f *fixture) writeSettings(issuerKeys []string) {
 	if err := os.WriteFile(f.config, data, 0o600); err != nil {
 		f.t.Fatal(err)
 	}
+}
+
+// writeSettingsSlip writes the settings again with agent.slip at path.
+func (f *fixture) writeSettingsSlip(path string) {
+	f.t.Helper()
+	f.slipSetting = path
+	f.writeSettings(f.issuerKeys)
 }
 
 // permission is what `keys --json` prints for these keys.
@@ -388,7 +431,7 @@ func challengeOf(t *testing.T, out map[string]any) []byte {
 // requiring approval for supplies.order.
 func (f *fixture) registerAndSign(c *client, pk *softPasskey) {
 	f.t.Helper()
-	b := c.must("/api/register/begin", map[string]any{})
+	b := c.must("/api/register/begin", map[string]any{"code": f.code})
 	reg := c.must("/api/register/finish", map[string]any{"token": b["token"], "registration": pk.register(challengeOf(f.t, b))})
 	f.writeSettings([]string{reg["thumbprint"].(string)})
 	prep := c.must("/api/slip/prepare", f.choices())
@@ -479,4 +522,34 @@ func (f *fixture) approvedBook(s *slip.Slip, appr *record.Record, cancellation *
 		out = append(append(out, b...), '\n')
 	}
 	return out
+}
+
+// state is what GET /api/state answers now.
+func (f *fixture) state() State {
+	f.t.Helper()
+	resp, err := http.Get(f.url + "/api/state")
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st State
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil || resp.StatusCode != http.StatusOK {
+		f.t.Fatalf("the state: %d %v", resp.StatusCode, err)
+	}
+	return st
+}
+
+// thumbprint is the RFC 7638 thumbprint of the passkey's key, as the page
+// registers it.
+func (p *softPasskey) thumbprint(t testing.TB) string {
+	t.Helper()
+	spki, err := x509.MarshalPKIXPublicKey(&p.key.PublicKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := keyFromSPKI(spki, coseES256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k.Thumbprint
 }

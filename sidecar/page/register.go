@@ -86,17 +86,17 @@ func checkRegistration(g Registration, challenge []byte, origin, rpID string, no
 		return Registered{}, errors.New("the passkey answered another challenge")
 	}
 	if o, _ := client["origin"].(string); o != origin {
-		return Registered{}, fmt.Errorf("the passkey was created on another page (%q)", o)
+		return Registered{}, fmt.Errorf("the passkey was created on the page %q, and this page is %s", o, origin)
 	}
 	if cross, _ := client["crossOrigin"].(bool); cross {
-		return Registered{}, errors.New("the passkey was created in a frame of another page")
+		return Registered{}, fmt.Errorf("the passkey was created inside a frame of another page than %s", origin)
 	}
 	if len(ad) < 37 {
 		return Registered{}, errors.New("the authenticator data is cut short")
 	}
 	rpHash := sha256.Sum256([]byte(rpID))
 	if !bytes.Equal(ad[:32], rpHash[:]) {
-		return Registered{}, errors.New("the passkey is for another website")
+		return Registered{}, fmt.Errorf("the passkey was created for another rpId than this page's (%s)", rpID)
 	}
 	const up, uv, at = 0x01, 0x04, 0x40
 	if ad[32]&up == 0 || ad[32]&uv == 0 {

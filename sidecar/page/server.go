@@ -57,6 +57,10 @@ type Options struct {
 	Origin string
 	Logger *slog.Logger
 	Now    func() time.Time // nil: time.Now
+	// PasskeyPath is the page's passkey file; "" is PasskeyFile in the
+	// settings' folder. In a pod, whose settings folder is a read-only
+	// mount, it names a file on the executor's own volume.
+	PasskeyPath string
 }
 
 // Server is the page's HTTP handler.
@@ -70,12 +74,22 @@ type Server struct {
 
 	mu      sync.Mutex
 	pending map[string]*pending
+
+	code  codeGate   // the registration code (code.go)
+	regMu sync.Mutex // one registration or replacement is stored at a time
 }
 
 // pending is one challenge handed to the page, used at most once.
 type pending struct {
-	kind    string // "register", "slip", "approve", "decline", "cancel"
+	kind    string // "register", "replace", "replace-confirm", "slip", "approve", "decline", "cancel"
 	expires time.Time
+	// register, replace: the registration code's generation that let it
+	// start (spent when the passkey is stored); replace, replace-confirm:
+	// the thumbprint of the passkey being replaced; replace-confirm: the
+	// new passkey, stored once the old one signs.
+	codeGen  int
+	replaces string
+	newKey   *Registered
 	// what the passkey must sign, and what to do with it
 	challenge []byte
 	prepared  *slip.Prepared // slip, approve, cancel
@@ -256,11 +270,40 @@ func (s *Server) loadSettings() (*settings.Settings, error) {
 	return set, nil
 }
 
-func passkeyPath(set *settings.Settings) string { return filepath.Join(set.Dir, PasskeyFile) }
+// passkeyPath is the page's passkey file: Options.PasskeyPath, or
+// PasskeyFile in the settings' folder.
+func (s *Server) passkeyPath(set *settings.Settings) string {
+	if s.o.PasskeyPath != "" {
+		return s.o.PasskeyPath
+	}
+	return filepath.Join(set.Dir, PasskeyFile)
+}
+
+// Registered is the page's passkey as its file holds it now, nil when none
+// is registered.
+func (s *Server) Registered() (*Registered, error) {
+	set, err := s.loadSettings()
+	if err != nil {
+		return nil, err
+	}
+	return s.registered(set)
+}
+
+// IssueCode makes a new registration code, valid for ttl (0:
+// DefaultCodeTTL), in place of any earlier one, and gives its text and
+// when it expires. The page keeps only its SHA-256: the caller shows the
+// text to the person, where nothing else that reaches the page can read
+// it, and nowhere else (never in a log).
+func (s *Server) IssueCode(ttl time.Duration) (string, time.Time, error) {
+	if ttl <= 0 {
+		ttl = DefaultCodeTTL
+	}
+	return s.code.issue(s.o.Now(), ttl)
+}
 
 // registered is the page's passkey, nil when none is registered yet.
 func (s *Server) registered(set *settings.Settings) (*Registered, error) {
-	reg, err := loadRegistered(passkeyPath(set))
+	reg, err := loadRegistered(s.passkeyPath(set))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

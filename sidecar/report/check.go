@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/seed-6e06167c/mcp-executor/copylog"
@@ -89,6 +90,30 @@ type setupCheck struct {
 	slip            *slip.Slip
 	copyKey         []byte
 	copyKeyMissing  bool
+	// vaultDown, kubeDown: the Vault client could not be made or log in,
+	// the Kubernetes client could not be made; the sources in that store
+	// are not read (read through a client that failed, a source would say
+	// its value is not there, or that the settings lack the store's block).
+	vaultDown, kubeDown bool
+}
+
+// vaultUnread is the item of a source in a store whose client failed, or
+// nil. (Named for the common case; Kubernetes Secrets too.)
+func (c *setupCheck) vaultUnread(what, place, spec string) *SetupItem {
+	var store string
+	switch {
+	case c.vaultDown && (strings.HasPrefix(spec, "vault:") || strings.HasPrefix(spec, "vault-transit:")):
+		store = "the Vault client could not be made or log in (see above)"
+	case c.kubeDown && strings.HasPrefix(spec, "secret:"):
+		store = "the Kubernetes client could not be made (see above)"
+	default:
+		return nil
+	}
+	if place == "" {
+		place = spec
+	}
+	return &SetupItem{Level: LevelProblem, What: what, Where: place, Message: spec + ": not read, as " + store,
+		Fix: "put the store's block of the settings right; then check again"}
 }
 
 // CheckSetup reads the settings, every key, the copy and its key, the slip,
@@ -124,6 +149,8 @@ func CheckSetup(ctx context.Context, o CheckOptions) *SetupReport {
 	for _, e := range errs {
 		rep.add(LevelProblem, "key store", "", e.Error(), "correct the vault or kubernetes block of the settings; the sources it holds cannot be reached")
 	}
+	c.vaultDown = set.Vault != nil && c.kopts.Vault == nil
+	c.kubeDown = set.Kubernetes != nil && c.kopts.Kube == nil
 	c.vault()
 	c.agentFP = c.keySet("agent keys", "agent.keys", set.Agent.Keys)
 	c.execFP = c.keySet("executor keys", "executor.keys", set.Executor.Keys)
@@ -132,7 +159,7 @@ func CheckSetup(ctx context.Context, o CheckOptions) *SetupReport {
 	c.checkSlip()
 	c.contentRules()
 	c.checkBook()
-	c.server()
+	c.servers()
 	return rep
 }
 
@@ -153,6 +180,7 @@ func (c *setupCheck) vault() {
 		return
 	}
 	if err := v.Login(c.ctx); err != nil {
+		c.vaultDown = true
 		c.rep.add(LevelProblem, "vault", v.Address(), fmt.Sprintf("could not log in by %s: %v", v.AuthMethod(), err),
 			"check the vault block of the settings (address, CA file, auth) and that Vault is reachable from here")
 		return
@@ -163,6 +191,18 @@ func (c *setupCheck) vault() {
 // source reports one source of a secret. It returns whether its value is
 // there and read.
 func (c *setupCheck) source(what, place string, st keys.SourceStatus, missingFix string) bool {
+	if it := c.vaultUnread(what, place, st.Source); it != nil {
+		c.rep.Items = append(c.rep.Items, *it)
+		return false
+	}
+	it := sourceItem(what, place, st, missingFix)
+	c.rep.Items = append(c.rep.Items, it)
+	return it.Level == LevelOK
+}
+
+// sourceItem is what check says of one source of a secret: ok when its
+// value is there and read, a problem otherwise.
+func sourceItem(what, place string, st keys.SourceStatus, missingFix string) SetupItem {
 	where := place
 	if where == "" {
 		where = st.Source
@@ -185,8 +225,7 @@ func (c *setupCheck) source(what, place string, st keys.SourceStatus, missingFix
 		if st.Note != "" {
 			msg += "; " + st.Note
 		}
-		c.rep.add(LevelOK, what, where, msg, "")
-		return true
+		return SetupItem{Level: LevelOK, What: what, Where: where, Message: msg}
 	}
 	fix := "check that the store can be reached from here and that the executor's credentials may read it"
 	msg := describe + ": " + how
@@ -200,11 +239,13 @@ func (c *setupCheck) source(what, place string, st keys.SourceStatus, missingFix
 	case errors.Is(st.Err, fs.ErrPermission):
 		fix = "let the executor's user read it"
 		msg += st.Err.Error()
+	case st.Err != nil && !remote:
+		fix = "put it right as said"
+		msg += st.Err.Error()
 	case st.Err != nil:
 		msg += st.Err.Error()
 	}
-	c.rep.add(LevelProblem, what, where, msg, fix)
-	return false
+	return SetupItem{Level: LevelProblem, What: what, Where: where, Message: msg, Fix: fix}
 }
 
 // keySet checks one key set and returns its public fingerprint ("" when it
@@ -244,7 +285,10 @@ func (c *setupCheck) copyKeyAndCopy() {
 	}
 
 	st := keys.CheckSource(c.ctx, set.Executor.CopyKey, set.Dir, c.kopts)
+	vu := c.vaultUnread("copy key", "executor.copyKey", set.Executor.CopyKey)
 	switch {
+	case vu != nil:
+		c.rep.Items = append(c.rep.Items, *vu)
 	case st.Present:
 		key, err := keys.LoadCopyKey(c.ctx, set.Executor.CopyKey, set.Dir, c.kopts)
 		if err != nil {
@@ -310,8 +354,8 @@ func (c *setupCheck) checkSlip() {
 	set := c.set
 	where := "agent.slip " + set.Agent.Slip
 	if len(set.Agent.IssuerKeys) == 0 {
-		c.rep.add(LevelProblem, "trusted passkeys", "agent.issuerKeys", "names no passkey; the executor acts only under a slip signed by a passkey it trusts",
-			"put the thumbprint of the person's passkey into agent.issuerKeys")
+		c.rep.add(LevelProblem, "trusted passkeys", "agent.issuerKeys", "not given, so the executor trusts no passkey and will not start: it acts only under a slip signed by a passkey named there",
+			strings.Replace(settings.NoPasskeyFix, "FILE", set.File, 1))
 	}
 	v, err := boot.ReadSlipFile(set.Agent.Slip)
 	if err != nil {
@@ -401,13 +445,16 @@ func (c *setupCheck) slipTerms(sl *slip.Slip, where string) {
 	case c.now.Before(sl.ValidFrom):
 		c.rep.add(LevelWarning, "slip", where, "it is valid only from "+canon.FormatTime(sl.ValidFrom)+": calls before then are refused", "")
 	}
+	// A tool whose action the slip does not allow is refused (not-in-slip)
+	// by the person's choice, which may well be meant (a tool one may
+	// not use): a note, not a warning. A rule that refuses asks the slip
+	// nothing.
 	for _, name := range set.ToolOrder {
-		if a := set.Tools[name].Action; !sl.Allows(a) {
-			c.rep.add(LevelWarning, "tools", fmt.Sprintf("tools[%q].action", name), fmt.Sprintf("the slip does not allow the action %q: every call to this tool would be refused", a),
-				"correct the action, or have the person allow it")
+		if t := set.Tools[name]; !t.Refuse && !sl.Allows(t.Action) {
+			c.rep.add(LevelNote, "tools", settings.Place("tools", name)+".action", fmt.Sprintf("the slip does not allow the action %q: calls to this tool are refused (not-in-slip)", t.Action),
+				"if they should not be, correct the action or have the person allow it")
 		}
 	}
-
 }
 
 func (c *setupCheck) contentRules() {
@@ -531,28 +578,85 @@ func lineName(n int) string {
 	return fmt.Sprintf("line %d", n)
 }
 
-func (c *setupCheck) server() {
+// servers checks every tool server as a start would find it: a stdio
+// server's program, its folder and its credentials, an HTTP server's
+// headers, read from their sources as the start reads them.
+func (c *setupCheck) servers() {
 	set := c.set
-	program, warning, err := toolserver.Lookup(set.Server.Command, set.Server.Path, set.Server.Cwd)
-	switch {
-	case err != nil:
-		c.rep.add(LevelProblem, "tool server", "server.command", err.Error(), "name the program by its path, or give the folders to look in with server.path")
-	default:
-		c.rep.add(LevelOK, "tool server", "server.command", "found: "+program, "")
-		if warning != "" {
-			c.rep.add(LevelWarning, "tool server", "server.command", warning, "name the program by its path, or set server.path")
-		}
+	if set.Servers == nil {
+		c.stdioServer("tool server", "server", &set.Server)
+		return
 	}
-	for _, ev := range set.Server.Env {
-		what := "credential " + ev.Name
-		place := "server.env." + ev.Name
-		if ev.IsValue {
-			c.rep.add(LevelOK, what, place, "written in the settings themselves", "")
+	for _, name := range set.ServerOrder {
+		u := set.Servers[name]
+		place := settings.Place("servers", name)
+		if u.HTTP != nil {
+			c.httpServer("tool server "+name, place, u.HTTP)
 			continue
 		}
-		st := keys.CheckSource(c.ctx, ev.Source, set.Dir, c.kopts)
-		c.source(what, place, st, "put the credential where the settings say, or correct the source")
+		c.stdioServer("tool server "+name, place, u.Stdio)
 	}
+}
+
+// stdioServer checks a server started as a child: its program is found,
+// its working folder is there, its credentials read.
+func (c *setupCheck) stdioServer(what, place string, sv *settings.Server) {
+	program, warning, err := toolserver.Lookup(sv.Command, sv.Path, sv.Cwd)
+	switch {
+	case err != nil:
+		c.rep.add(LevelProblem, what, place+".command", err.Error(), "name the program by its path, or give the folders to look in with "+place+".path")
+	case warning != "":
+		// The settings warned already: the PATH it was found through is the executor's.
+		c.rep.add(LevelOK, what, place+".command", "found through the executor's PATH: "+program, "")
+	default:
+		c.rep.add(LevelOK, what, place+".command", "found: "+program, "")
+	}
+	if d, err := os.Stat(sv.Cwd); err != nil || !d.IsDir() {
+		c.rep.add(LevelProblem, what, place+".cwd", "the server's working folder "+sv.Cwd+" is not there", "make the folder, or correct "+place+".cwd")
+	}
+	for _, ev := range sv.Env {
+		c.secret("credential "+ev.Name, settings.Place(place+".env", ev.Name), ev, false)
+	}
+}
+
+// httpServer checks a server reached by streamable HTTP: its headers are
+// read. The server itself is not contacted (an initialize would open a
+// session there); `mcp-executor tools` lists its tools.
+func (c *setupCheck) httpServer(what, place string, h *settings.HTTPServer) {
+	c.rep.add(LevelOK, what, place+".url", h.URL+": reached by streamable HTTP at the first message; check does not contact it (`mcp-executor tools` does)", "")
+	for _, ev := range h.Headers {
+		c.secret("header "+ev.Name, settings.Place(place+".headers", ev.Name), ev, true)
+	}
+}
+
+// secret checks one credential or header: its source is reached and its
+// value read as the start reads it (boot.ReadSecret), and a header's value
+// is one an HTTP request can carry.
+func (c *setupCheck) secret(what, place string, ev settings.EnvVar, header bool) {
+	value := ev.Value
+	it := SetupItem{Level: LevelOK, What: what, Where: place, Message: "written in the settings themselves"}
+	if !ev.IsValue {
+		if vu := c.vaultUnread(what, place, ev.Source); vu != nil {
+			c.rep.Items = append(c.rep.Items, *vu)
+			return
+		}
+		st := keys.CheckSource(c.ctx, ev.Source, c.set.Dir, c.kopts)
+		if it = sourceItem(what, place, st, "put the value where the settings say, or correct the source"); it.Level != LevelOK {
+			c.rep.Items = append(c.rep.Items, it)
+			return
+		}
+		v, err := boot.ReadSecret(c.ctx, ev.Name, ev.Source, c.set.Dir, c.kopts)
+		if err != nil {
+			c.rep.add(LevelProblem, what, place, err.Error(), "correct the value at its source")
+			return
+		}
+		value = v
+	}
+	if why := boot.BadHeaderValue(value); header && why != "" {
+		c.rep.add(LevelProblem, what, place, "the value "+why+": every request to the server would fail", "correct the value at its source")
+		return
+	}
+	c.rep.Items = append(c.rep.Items, it)
 }
 
 func countOf(n int, word string) string {

@@ -2,8 +2,11 @@ package report
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
 	"sort"
 	"strings"
 
@@ -72,6 +75,9 @@ func CompareCopy(ctx context.Context, o CompareOptions) (*CompareResult, error) 
 	if o.BookPath != "" {
 		bookPath = o.BookPath
 	}
+	if err := nothingRecordedYet(set.Executor.Copy, bookPath); err != nil {
+		return nil, err
+	}
 	kopts, closeClients, errs := boot.Clients(set, log)
 	defer closeClients()
 	key, err := keys.LoadCopyKey(ctx, set.Executor.CopyKey, set.Dir, kopts)
@@ -79,9 +85,25 @@ func CompareCopy(ctx context.Context, o CompareOptions) (*CompareResult, error) 
 		if len(errs) > 0 {
 			err = fmt.Errorf("%w (%w)", err, errs[0])
 		}
-		return nil, fmt.Errorf("the copy key must exist (compare makes none): %w", err)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("the copy key must exist (compare makes none): %w", err)
+		}
+		return nil, fmt.Errorf("the copy key: %w", err)
 	}
 	return compareWithKey(set, key, bookPath, o.ListMatches)
+}
+
+// nothingRecordedYet says so when neither the copy nor the book is there:
+// no executor has started with the settings. Still a failure of compare,
+// which a CronJob runs to find what is missing; but it says which.
+func nothingRecordedYet(copyPath, bookPath string) error {
+	_, cerr := os.Stat(copyPath)
+	_, berr := os.Stat(bookPath)
+	if errors.Is(cerr, fs.ErrNotExist) && errors.Is(berr, fs.ErrNotExist) {
+		return fmt.Errorf("nothing is recorded yet: neither the copy %s nor the book %s is there, so no executor has started with these settings "+
+			"(its first start, mcp-executor stdio or serve, makes both)", copyPath, bookPath)
+	}
+	return nil
 }
 
 // compareWithKey holds the settings' copy, under key (already loaded),

@@ -2,11 +2,14 @@ package report
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"iter"
 	"log/slog"
 	"math"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -17,6 +20,7 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/receipts/receipt"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/boot"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/policy"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/policy/redact"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 )
 
@@ -50,9 +54,11 @@ type ToolUsage struct {
 	Approved map[string]int `json:"approved"`
 	Refused  map[string]int `json:"refused"`
 	Errors   int            `json:"errors"` // sent calls whose outcome is provared.error
-	// Server is the time from the copy's sent line to its receipt line:
-	// the server's time (and the stub's writing), never the time a call
-	// was held for a person.
+	// Server is the call's time with the server, as the executor measured
+	// it (the receipt line's serverMs); for a receipt line without it (an
+	// older copy, a not-written line), the time from the call's sending
+	// (the sent line's sentMs, or its when) to the receipt line, which holds
+	// the stub's writing too. Never the time a call was held for a person.
 	Server Percentiles `json:"serverTime"`
 	// Held is the time calls waited for a person's approval.
 	Held Percentiles `json:"heldTime"`
@@ -69,6 +75,10 @@ type UsageResult struct {
 	// DenialsFolded are refusals past the hourly number of denials (no
 	// tool is named for them).
 	DenialsFolded int64 `json:"denialsFolded"`
+	// TimedToTheSecond counts the calls whose times were measured from
+	// the stub's time, to the second: their sent lines, written before the
+	// copy kept the time of sending (sentMs), have only that one.
+	TimedToTheSecond int `json:"timedToTheSecond"`
 	// Compare is the compare summary of copy and book.
 	Compare   string `json:"compare"`
 	CompareOK bool   `json:"compareOK"`
@@ -80,6 +90,10 @@ func Usage(ctx context.Context, configPath string, log *slog.Logger) (*UsageResu
 	set, _, err := settings.Load(configPath)
 	if err != nil {
 		return nil, err
+	}
+	if _, err := os.Stat(set.Executor.Copy); errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("no copy at %s yet: no executor has started with these settings, so there is nothing to report "+
+			"(its first start, mcp-executor stdio or serve, makes it)", set.Executor.Copy)
 	}
 	kopts, closeClients, _ := boot.Clients(set, orDiscard(log))
 	key, err := keys.LoadCopyKey(ctx, set.Executor.CopyKey, set.Dir, kopts)
@@ -168,7 +182,13 @@ func (a *usageAcc) add(ln copylog.Line) {
 		u := a.tool(ln.Tool)
 		u.Calls++
 		u.Allowed++
-		a.sent[ln.Call] = sentCall{ln.Tool, ln.When}
+		sentAt := ln.SentAt
+		if sentAt.IsZero() {
+			// An older copy: only the stub's time, rounded down to the second.
+			sentAt = ln.When
+			a.res.TimedToTheSecond++
+		}
+		a.sent[ln.Call] = sentCall{ln.Tool, sentAt}
 		if req, ok := a.useOf[ln.Call]; ok {
 			delete(a.useOf, ln.Call)
 			ch := a.answers[req]
@@ -177,7 +197,7 @@ func (a *usageAcc) add(ln copylog.Line) {
 				a.res.SessionApprovals++
 			}
 			if at, ok := a.requested[req]; ok {
-				u.heldMs = append(u.heldMs, ms(ln.When.Sub(at)))
+				u.heldMs = append(u.heldMs, ms(sentAt.Sub(at)))
 			}
 		}
 	case copylog.KindReceipt, copylog.KindNotWritten:
@@ -187,7 +207,13 @@ func (a *usageAcc) add(ln copylog.Line) {
 		}
 		delete(a.sent, ln.Call)
 		u := a.tool(c.tool)
-		u.serverMs = append(u.serverMs, ms(ln.When.Sub(c.when)))
+		if ln.Server != nil {
+			// The executor's own measure: from writing the call to the
+			// server to its answer, without the copy's and the book's writes.
+			u.serverMs = append(u.serverMs, ms(*ln.Server))
+		} else {
+			u.serverMs = append(u.serverMs, ms(ln.When.Sub(c.when)))
+		}
 		if ln.Outcome != nil && ln.Outcome.Name == receipt.LabelError {
 			u.Errors++
 		}
@@ -266,7 +292,9 @@ func percentiles(ms []int32) Percentiles {
 	return Percentiles{P50: at(50), P95: at(95), P99: at(99)}
 }
 
-// WriteText prints the report for people.
+// WriteText prints the report for people, tool names and the compare
+// summary with their control characters escaped ([redact.Printable]): a
+// client's tool name cannot act on the terminal.
 func (r *UsageResult) WriteText(w io.Writer) error {
 	var b strings.Builder
 	if r.SessionApprovals > 0 {
@@ -274,13 +302,16 @@ func (r *UsageResult) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "%-36s %6s %7s %-22s %-34s %6s %s\n", "tool", "calls", "allowed", "approved", "refused", "errors", "server p50/p95/p99 ms (held p50/p95/p99)")
 	for _, u := range r.Tools {
-		fmt.Fprintf(&b, "%-36s %6d %7d %-22s %-34s %6d %d/%d/%d (%d/%d/%d)\n", u.Tool, u.Calls, u.Allowed, counts(u.Approved), counts(u.Refused),
+		fmt.Fprintf(&b, "%-36s %6d %7d %-22s %-34s %6d %d/%d/%d (%d/%d/%d)\n", redact.Printable(u.Tool), u.Calls, u.Allowed, counts(u.Approved), counts(u.Refused),
 			u.Errors, u.Server.P50, u.Server.P95, u.Server.P99, u.Held.P50, u.Held.P95, u.Held.P99)
 	}
 	if r.DenialsFolded > 0 {
 		fmt.Fprintf(&b, "refusals past the hourly number of denials: %d\n", r.DenialsFolded)
 	}
-	fmt.Fprintf(&b, "\n%s\n", r.Compare)
+	if r.TimedToTheSecond > 0 {
+		fmt.Fprintf(&b, "NOTE: the times of %d call(s) are to the second only, and up to a second too long: their sent lines come from a copy written before it kept the time of sending\n", r.TimedToTheSecond)
+	}
+	fmt.Fprintf(&b, "\n%s\n", redact.PrintableLines(r.Compare))
 	_, err := io.WriteString(w, b.String())
 	return err
 }

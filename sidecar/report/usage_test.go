@@ -2,6 +2,7 @@ package report
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,5 +78,69 @@ func TestUsageFromCopy(t *testing.T) {
 	}
 	if res.SessionApprovals != 1 || res.DenialsFolded != 7 {
 		t.Errorf("session approvals %d, folded %d", res.SessionApprovals, res.DenialsFolded)
+	}
+}
+
+// TestUsageTimesFromTheTimeOfSending: a sent line's when is the stub's
+// time, rounded down to the second; the server's time and the time held
+// are measured from its sentMs, to the millisecond. A copy written before
+// sentMs was kept is still read: its times come from when, and the report
+// says they are to the second.
+func TestUsageTimesFromTheTimeOfSending(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	ok := &record.Detail{Name: receipt.LabelToolResult, SHA256: "x"}
+	sent := func(call string, at int) copylog.Line {
+		return copylog.Line{Kind: copylog.KindSent, Call: call, Tool: "t", When: ms(at).Truncate(time.Second), SentAt: ms(at)}
+	}
+	lines := []copylog.Line{
+		sent("a", 314), {Kind: copylog.KindReceipt, Call: "a", Outcome: ok, When: ms(321)},
+		sent("b", 1900), {Kind: copylog.KindReceipt, Call: "b", Outcome: ok, When: ms(1950)},
+		sent("c", 2600), {Kind: copylog.KindReceipt, Call: "c", Outcome: ok, When: ms(3100)},
+		// held from 3,000 ms; sent at 4,700 ms, its stub dated 4 s.
+		{ApprovalFields: copylog.ApprovalFields{Request: "q"}, Kind: copylog.KindApprovalRequest, When: ms(3000)},
+		{ApprovalFields: copylog.ApprovalFields{Request: "q", Answer: copylog.AnswerApproved, Channel: "queue"}, Kind: copylog.KindApprovalAnswer, When: ms(4690)},
+		{ApprovalFields: copylog.ApprovalFields{Request: "q"}, Kind: copylog.KindApprovalUse, Call: "d", When: ms(4695)},
+		sent("d", 4700), {Kind: copylog.KindReceipt, Call: "d", Outcome: ok, When: ms(4705)},
+	}
+	// The executor's own measure of the time with the server, on the
+	// receipt line, is taken over the lines' times, which hold the copy's
+	// and the book's writes too.
+	three := 3 * time.Millisecond
+	lines = append(lines, sent("e", 5000), copylog.Line{Kind: copylog.KindReceipt, Call: "e", Outcome: ok, When: ms(5009), Server: &three})
+	res := UsageFromCopy(slices.Values(lines))
+	if len(res.Tools) != 1 {
+		t.Fatalf("tools %+v", res.Tools)
+	}
+	lines = lines[:len(lines)-2]
+	if got := res.Tools[0].serverMs; !slices.Contains(got, 3) || slices.Contains(got, 9) {
+		t.Errorf("server times %v: want the receipt's 3 ms, not the lines' 9", got)
+	}
+	res = UsageFromCopy(slices.Values(lines))
+	if u := res.Tools[0]; u.Server != (Percentiles{7, 500, 500}) || u.Held != (Percentiles{1700, 1700, 1700}) || res.TimedToTheSecond != 0 {
+		t.Errorf("server %+v, held %+v, timed to the second %d", u.Server, u.Held, res.TimedToTheSecond)
+	}
+	var b strings.Builder
+	if err := res.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "to the second") {
+		t.Errorf("the report says its times are to the second:\n%s", b.String())
+	}
+
+	// The same calls from an older copy: no sentMs.
+	for i := range lines {
+		lines[i].SentAt = time.Time{}
+	}
+	res = UsageFromCopy(slices.Values(lines))
+	if u := res.Tools[0]; u.Server != (Percentiles{705, 1100, 1100}) || res.TimedToTheSecond != 4 {
+		t.Errorf("an older copy: server %+v, timed to the second %d", u.Server, res.TimedToTheSecond)
+	}
+	b.Reset()
+	if err := res.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "NOTE: the times of 4 call(s) are to the second only") {
+		t.Errorf("the report does not say its times are to the second:\n%s", b.String())
 	}
 }

@@ -1,11 +1,14 @@
 package settings
 
-import "time"
+import (
+	"path/filepath"
+	"time"
+)
 
 // Approvals is how calls held for a person's approval are asked and answered
 // (the settings' "approvals" block; defaults when the block is absent).
 type Approvals struct {
-	Queue        string        // folder of the request files, absolute; default "approvals" beside the settings
+	Queue        string        // folder of the request files, absolute; default "approvals" beside the executor's copy
 	Timeout      time.Duration // how long a held call waits; no answer is a refusal
 	Elicit       bool          // ask through the agent's client where it declared elicitation; default true
 	PendingAfter time.Duration // 0 = off: else a call still waiting after this long is answered "waiting"
@@ -32,8 +35,12 @@ const (
 	DefaultApprovalTimeout = 120000 * time.Millisecond
 )
 
-func defaultApprovals(dir string) Approvals {
-	return Approvals{Queue: joinDir(dir, DefaultApprovalQueue), Timeout: DefaultApprovalTimeout, Elicit: true}
+// defaultApprovals are the approvals of settings with no approvals block. The queue's folder is beside
+// the executor's copy (copyPath, absolute): on the executor's own writable state, wherever the settings
+// file is. In a pod the settings are a read-only mount of a ConfigMap or a Secret, however they reach the
+// chart, and a queue beside them could not be made; the copy's folder is the executor's own volume.
+func defaultApprovals(copyPath string) Approvals {
+	return Approvals{Queue: filepath.Join(filepath.Dir(copyPath), DefaultApprovalQueue), Timeout: DefaultApprovalTimeout, Elicit: true}
 }
 
 func (p *parser) approvals(n *node) error {

@@ -18,6 +18,33 @@ func TestApprovalsDefaults(t *testing.T) {
 	}
 }
 
+// The queue's default folder is "approvals" beside the executor's copy, wherever the settings are: in
+// a pod the settings are a read-only mount and the copy is on the executor's own volume. The same
+// whether the settings have no approvals block or one without a queue; a queue given is kept.
+func TestApprovalsDefaultQueue(t *testing.T) {
+	for _, c := range []struct{ name, copy, block, want string }{
+		{"copy beside the settings", "copy.jsonl", "", "/etc/mcp/approvals"},
+		{"copy on its own volume", "/var/lib/mcp-executor/copy.jsonl", "", "/var/lib/mcp-executor/approvals"},
+		{"copy in a sub-folder", "state/copy.jsonl", "", "/etc/mcp/state/approvals"},
+		{"copy above the settings", "../state/c.jsonl", "", "/etc/state/approvals"},
+		{"a block without a queue", "/var/lib/mcp-executor/copy.jsonl", `"approvals": {"timeout": 60000},`, "/var/lib/mcp-executor/approvals"},
+		{"a block with a queue", "/var/lib/mcp-executor/copy.jsonl", `"approvals": {"queue": "/run/q"},`, "/run/q"},
+		{"a queue relative to the settings", "/var/lib/mcp-executor/copy.jsonl", `"approvals": {"queue": "q"},`, "/etc/mcp/q"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			text := strings.Replace(base, `"copy": "copy.jsonl"`, `"copy": "`+c.copy+`"`, 1)
+			text = strings.Replace(text, `"name": "t",`, `"name": "t", `+c.block, 1)
+			s, _, err := Parse("/etc/mcp/x.json", []byte(text))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Approvals.Queue != c.want {
+				t.Errorf("queue %s, want %s (copy %s)", s.Approvals.Queue, c.want, s.Executor.Copy)
+			}
+		})
+	}
+}
+
 func TestApprovalsRead(t *testing.T) {
 	text := edit(`"name": "t",`, `"name": "t", "approvals": {"queue": "../q", "timeout": 60000, "elicit": false, "pendingAfter": 5000},`)
 	text = strings.Replace(text, `"action": "supplies.order",`, `"action": "supplies.order", "approve": {"timeout": 30000},`, 1)

@@ -260,7 +260,7 @@ func (p *parser) rootClients(o *object) error {
 			return err
 		}
 	}
-	s.Approvals = defaultApprovals(s.Dir)
+	s.Approvals = defaultApprovals(s.Executor.Copy)
 	if v := o.get("approvals"); v != nil {
 		if err := p.approvals(v); err != nil {
 			return err
@@ -418,7 +418,10 @@ func (p *parser) secrets(n *node, badName func(string) string) ([]EnvVar, error)
 					return nil, err
 				}
 				ev.IsValue = true
-				p.warn(place, "the value is written in the settings themselves")
+				if looksSecret(m.name, ev.Value) {
+					p.warn(place, "this looks like a secret, and its value is written in the settings themselves: whoever reads them reads it; "+
+						`give a source instead ("file", or vault: or secret:)`)
+				}
 			}
 		default:
 			return nil, &Error{Place: place, Reason: "must be a source (text) or an object with file, env or value, not " + kindName(m.val.kind)}
@@ -459,7 +462,9 @@ func (p *parser) agent(n *node) error {
 			return err
 		}
 		if len(keys) == 0 {
-			return &Error{Place: v.place, Reason: "must name at least one passkey thumbprint (leave it out to accept any)"}
+			return &Error{Place: v.place, Reason: "an empty list trusts no passkey, and the executor starts only under a slip signed by a passkey it trusts: " +
+				"name the thumbprint of the person's passkey (`mcp-executor page` shows it once the passkey is registered), " +
+				"or leave the member out until you have it (keys, tools and page work without it)"}
 		}
 		seen := map[string]bool{}
 		for i, k := range keys {
@@ -472,9 +477,10 @@ func (p *parser) agent(n *node) error {
 			seen[k] = true
 		}
 		a.IssuerKeys = keys
-	} else {
-		p.warn(o.place("issuerKeys"), "not given: the executor trusts no passkey, so it will not start; name the thumbprint of the passkey that signs the slip")
 	}
+	// Left out, the settings still read: its value is known only once the
+	// person has registered a passkey on the page, which reads these very
+	// settings. The start and check refuse it (see [Settings.TrustsAPasskey]).
 	return nil
 }
 

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 )
 
 func TestLoadExample(t *testing.T) {
@@ -83,8 +85,66 @@ func TestDefaults(t *testing.T) {
 	for _, w := range warns {
 		places[w.Place] = true
 	}
-	if !places["server.command"] || !places["agent.issuerKeys"] || len(warns) != 2 {
+	// agent.issuerKeys left out is no warning: its value is known only
+	// after the page step, and keys, tools and page work without it; the
+	// start and check refuse it (TestTrustsAPasskey).
+	if !places["server.command"] || len(warns) != 1 {
 		t.Fatalf("warnings %v", warns)
+	}
+}
+
+// TestTrustsAPasskey: settings without agent.issuerKeys read, and say
+// what is missing and how to get it; with a thumbprint there is nothing
+// to say.
+func TestTrustsAPasskey(t *testing.T) {
+	s, _, err := Load("testdata/minimal.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.TrustsAPasskey()
+	var se *Error
+	if !errors.As(err, &se) || se.Place != "agent.issuerKeys" || se.File != s.File {
+		t.Fatalf("TrustsAPasskey() = %v, want an *Error at agent.issuerKeys of %s", err, s.File)
+	}
+	for _, want := range []string{"will not start", "mcp-executor page --config " + s.File, "thumbprint"} {
+		if !strings.Contains(se.Reason, want) {
+			t.Errorf("the reason %q does not say %q", se.Reason, want)
+		}
+	}
+	s, _, err = Parse("/work/x.json", []byte(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.TrustsAPasskey(); err != nil {
+		t.Errorf("with a thumbprint: %v", err)
+	}
+}
+
+// TestReservedActions: an action that begins "provared." must be one of
+// the format's 30 shared actions; the refusal lists them all and says how
+// to name an action of one's own. Shared names and names of one's own
+// (also ones that merely hold "provared") are accepted.
+func TestReservedActions(t *testing.T) {
+	for _, ok := range []string{"provared.data.read", "provared.account.sign-in", "provared.agent.instruct", "files.write", "acme.provared.data.write", "provared"} {
+		if _, _, err := Parse("/work/x.json", []byte(edit(`"supplies.order"`, `"`+ok+`"`))); err != nil {
+			t.Errorf("action %q: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"provared.data.write", "provared.", "provared.data.read.all", "provared.x"} {
+		_, _, err := Parse("/work/x.json", []byte(edit(`"supplies.order"`, `"`+bad+`"`)))
+		var se *Error
+		if !errors.As(err, &se) || se.Place != "tools.order.action" {
+			t.Errorf("action %q: %v, want a fault at tools.order.action", bad, err)
+			continue
+		}
+		for _, want := range append(record.SharedActions(), `"`+bad+`" is not one of the 30 shared actions`, "a prefix of your own") {
+			if !strings.Contains(se.Reason, want) {
+				t.Errorf("action %q: the reason %q does not name %q", bad, se.Reason, want)
+			}
+		}
+	}
+	if n := len(record.SharedActions()); n != 30 {
+		t.Errorf("%d shared actions, want the format's 30", n)
 	}
 }
 
@@ -141,7 +201,7 @@ func TestFaults(t *testing.T) {
 		{"passEnv twice", edit(`"env": {}`, `"env": {}, "passEnv": ["PATH", "PATH"]`), "server.passEnv[1]", "named twice"},
 		{"missing slip", edit(`"slip": "slip.json", `, ``), "agent.slip", "missing"},
 		{"issuer form", edit(`"NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs"`, `"abc"`), "agent.issuerKeys[0]", "thumbprint"},
-		{"issuer empty", edit(`["NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs"]`, `[]`), "agent.issuerKeys", "at least one"},
+		{"issuer empty", edit(`["NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs"]`, `[]`), "agent.issuerKeys", "an empty list trusts no passkey"},
 		{"issuer twice", edit(`"NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs"`, `"NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs","NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs"`), "agent.issuerKeys[1]", "named twice"},
 		{"agent keys transit alone", edit(`"keys": "agent.keys"`, `"keys": "vault-transit:agent"`), "agent.keys", "only the Ed25519 half"},
 		{"keys split missing half", edit(`"keys": "executor.keys"`, `"keys": {"ed25519": "a"}`), "executor.keys.mldsa87", "missing"},
@@ -232,10 +292,13 @@ func TestWarnings(t *testing.T) {
 			t.Fatalf("warning %q", w)
 		}
 	}
-	for _, p := range []string{"server.env.A", "server.env.B", "server.env.C", "unlisted"} {
+	for _, p := range []string{"server.env.A", "server.env.C", "unlisted"} {
 		if !got[p] {
 			t.Errorf("no warning at %s: %v", p, warns)
 		}
+	}
+	if got["server.env.B"] {
+		t.Errorf("B's value is written in the settings but looks like no secret, and is warned of: %v", warns)
 	}
 	wantEnv := []EnvVar{{Name: "A", Source: "env:SRC"}, {Name: "B", Value: "v", IsValue: true}, {Name: "C", Source: "env:SRC"}}
 	if !reflect.DeepEqual(s.Server.Env, wantEnv) || len(s.Server.PassEnv) != 0 || s.Unlisted != UnlistedForward {
@@ -331,4 +394,36 @@ func FuzzParse(f *testing.F) {
 		}
 		checkPolicy(t, s)
 	})
+}
+
+// TestValueWrittenInTheSettings: a variable or header whose value is
+// written in the settings is warned of when it looks like a secret, by
+// its name or its value, and not when it looks like a setting.
+func TestValueWrittenInTheSettings(t *testing.T) {
+	for _, c := range []struct {
+		name, value string
+		warned      bool
+	}{
+		{"LOG_LEVEL", "debug", false},
+		{"NODE_ENV", "production", false},
+		{"ROOT", "/srv/data", false},
+		{"API_TOKEN", "x", true},
+		{"DB_PASSWORD", "hunter2", true},
+		{"PRIVATE_KEY", "x", true},
+		{"GITHUB", "ghp_" + strings.Repeat("a1B2", 9), true},
+		{"URL", "postgres://app:s3cretpw@db.example/app", true},
+	} {
+		text := edit(`"env": {}`, `"env": {"`+c.name+`": {"value": "`+c.value+`"}}`)
+		_, warns, err := Parse("/work/x.json", []byte(text))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		warned := false
+		for _, w := range warns {
+			warned = warned || w.Place == "server.env."+c.name && strings.Contains(w.Message, "looks like a secret")
+		}
+		if warned != c.warned {
+			t.Errorf("%s=%s: warned %v, want %v (%v)", c.name, c.value, warned, c.warned, warns)
+		}
+	}
 }

@@ -1,6 +1,11 @@
 package settings
 
 import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
 )
 
@@ -49,6 +54,9 @@ func (p *parser) tool(n *node) (Tool, error) {
 		}
 		if !actionRE.MatchString(t.Action) {
 			return t, &Error{Place: v.place, Reason: "must be an action name: 1 to 64 of a-z, 0-9, '.', '_', '-', starting with a letter or digit"}
+		}
+		if record.IsUnknownReserved(t.Action) {
+			return t, &Error{Place: v.place, Reason: UnknownSharedAction(t.Action)}
 		}
 	}
 	if v := o.get("amount"); v != nil {
@@ -110,4 +118,19 @@ func (p *parser) amount(n *node) (*Amount, error) {
 		return nil, &Error{Place: which.place, Reason: `must be a JSON pointer (RFC 6901) into the arguments, such as "/total"`}
 	}
 	return a, nil
+}
+
+// UnknownSharedAction says why action, which begins "provared." but is not
+// on the format's shared list, cannot be a rule's action: the names under
+// that prefix are the format's own, so a slip cannot allow any other (its
+// check refuses one), and every call would be refused as though the slip
+// were at fault. It lists the shared names and how to name an action of
+// one's own.
+func UnknownSharedAction(action string) string {
+	shared := record.SharedActions()
+	slices.Sort(shared)
+	own := "acme." + strings.TrimPrefix(action, record.ReservedPrefix)
+	return "\"" + action + "\" is not one of the " + strconv.Itoa(len(shared)) + " shared actions of the receipt format, and names that begin \"" +
+		record.ReservedPrefix + "\" are kept for those: use one of " + strings.Join(shared, ", ") +
+		"; or, for an action of your own, a prefix of your own (such as \"" + own + "\")"
 }

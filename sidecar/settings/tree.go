@@ -240,3 +240,8 @@ func (n *node) texts() ([]string, error) {
 	}
 	return out, nil
 }
+
+// Place names the member name of the object at parent as a settings error
+// does: parent.name, or parent["name"] where the name is no identifier
+// (tools["fs.read_*"]).
+func Place(parent, name string) string { return childPlace(parent, name) }

@@ -288,6 +288,19 @@ func (c *Call) ServerEnded(errorType, why string) {
 	c.serverSpan.End()
 }
 
+// ServerTime is the call's time with the server as ServerEnded kept it
+// (the copy's receipt line holds it, for report); nil when the call never
+// reached the server.
+func (c *Call) ServerTime() *time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.ended || c.serverSpan == nil {
+		return nil
+	}
+	d := c.serverTime
+	return &d
+}
+
 // Record records the call in the metrics once, as its slot is freed
 // (before its answer is written, so that a client that reads the answer
 // and then the metrics sees it counted): by server, tool and decision; its

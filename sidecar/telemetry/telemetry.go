@@ -54,9 +54,11 @@ const (
 // signature is made with ([Telemetry.Signed]), and the server label of the
 // single "server" form.
 const (
-	FileCopy, FileBook  = "copy", "book"
-	KeysAgent, KeysExec = "agent", "executor"
-	DefaultServer       = "default"
+	FileCopy      = "copy"
+	FileBook      = "book"
+	KeysAgent     = "agent"
+	KeysExec      = "executor"
+	DefaultServer = "default"
 )
 
 // The decisions a call's span and the calls metric name.

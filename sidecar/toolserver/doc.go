@@ -6,7 +6,9 @@
 // present in the executor's environment: nothing else the agent's client put
 // into the executor's environment reaches it. Its stdin and stdout are pipes
 // the session uses; its stderr is copied line by line, each line prefixed and
-// cut at a bound, to a writer of the caller's choice. [Process.Stop] closes
+// cut at a bound, to a writer of the caller's choice, or, given a
+// [StderrLog], logged one record per line, redacted, escaped and bounded,
+// never stalling the server on a stalled log. [Process.Stop] closes
 // its input, waits, then sends SIGTERM to its group and finally kills
 // everything; [Process.Close] also closes the executor's ends of the pipes.
 //

@@ -30,7 +30,9 @@ type Spec struct {
 	// present there. Env wins over PassEnv.
 	PassEnv []string
 	// Stderr receives the server's stderr, line by line, each prefixed with
-	// StderrPrefix. nil discards it (it is still read).
+	// StderrPrefix; a *StderrLog instead reads it as it comes and logs it
+	// redacted (closed when the server's stderr ends). nil discards it (it
+	// is still read).
 	Stderr io.Writer
 	// ShutdownWait is how long Stop waits after closing stdin.
 	ShutdownWait time.Duration
@@ -435,7 +437,20 @@ func (p *Process) finishStderr() {
 
 // copyStderr copies r to w line by line with StderrPrefix, each line cut at
 // MaxStderrLine bytes. Write errors stop the copy to w but r is still read.
+// A StderrLog reads r as it comes (it cuts and bounds lines itself) and is
+// closed at the end.
 func copyStderr(w io.Writer, r io.Reader) {
+	if sl, ok := w.(*StderrLog); ok {
+		buf := make([]byte, 4096)
+		for {
+			n, err := r.Read(buf)
+			_, _ = sl.Write(buf[:n]) // never fails
+			if err != nil {
+				_ = sl.Close() // never fails
+				return
+			}
+		}
+	}
 	br := bufio.NewReaderSize(r, 4096)
 	line := make([]byte, 0, 256)
 	cut := false

@@ -159,6 +159,9 @@ func runChild(mode string) int {
 			time.Sleep(time.Hour)
 		}
 	}
+	if run, ok := moreChildModes[mode]; ok {
+		return run()
+	}
 	return 100
 }
 

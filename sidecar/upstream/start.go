@@ -7,8 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 
-	"github.com/seed-6e06167c/mcp-executor/keys"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/boot"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/toolserver"
@@ -66,7 +66,7 @@ func Start(ctx context.Context, set *settings.Settings, name string, stderr io.W
 	}
 	env, err := resolveVars(ctx, set, srv.Env, log)
 	if err != nil {
-		return nil, fmt.Errorf("tool server %s: the credentials: %w", name, err)
+		return nil, fmt.Errorf("%s: the credentials: %w", strings.TrimSpace("tool server "+name), err)
 	}
 	p, err := toolserver.Start(context.WithoutCancel(ctx), toolserver.Spec{
 		Command: srv.Command, Args: srv.Args, Dir: srv.Cwd, Path: srv.Path,
@@ -104,7 +104,7 @@ func resolveVars(ctx context.Context, set *settings.Settings, vars []settings.En
 	if err != nil {
 		return nil, err
 	}
-	vals, err := keys.ResolveEnv(ctx, sources, set.Dir, kopts)
+	vals, err := boot.ReadSecrets(ctx, sources, set.Dir, kopts)
 	err = errors.Join(err, closeKeys())
 	if err != nil {
 		return nil, err

@@ -11,7 +11,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -140,51 +142,76 @@ func (f *folder) waitPrepared(t *testing.T, logs *syncbuf.Buffer, seen ...string
 	return got
 }
 
-// startPage starts `mcp-executor page` on a free loopback port and returns
-// its origin, as it says it on stderr. It is stopped with SIGTERM at the
-// end of the test.
-func startPage(t *testing.T, config string) string {
+// pageProcess is a running `mcp-executor page`.
+type pageProcess struct {
+	origin string // as it says it on stderr
+	code   string // the registration code it printed, "" when none
+	stderr *syncbuf.Buffer
+	stop   func() // SIGTERM, and wait for it to end (once; the test's end does it too)
+}
+
+// The lines `mcp-executor page` writes on stderr for the person.
+var (
+	saysOrigin = regexp.MustCompile(`open (http://localhost:[0-9]+) in the browser`)
+	saysCode   = regexp.MustCompile(`registration code ([A-Z2-7]{4}(?:-[A-Z2-7]{4}){7})\n`)
+)
+
+// startPage starts `mcp-executor page` with args added, on a free loopback
+// port unless they say --listen, and reads its origin and registration code from its stderr. It is
+// stopped with SIGTERM at the end of the test, if not before.
+func startPage(t *testing.T, config string, args ...string) *pageProcess {
 	t.Helper()
-	cmd := exec.Command(executorBin, "page", "--config", config, "--listen", "127.0.0.1:0")
-	stderr := &syncbuf.Buffer{}
-	cmd.Stderr = stderr
+	if !slices.Contains(args, "--listen") {
+		args = append(args, "--listen", "127.0.0.1:0")
+	}
+	cmd := exec.Command(executorBin, append([]string{"page", "--config", config}, args...)...)
+	p := &pageProcess{stderr: &syncbuf.Buffer{}}
+	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan struct{})
 	var waitErr error
 	go func() { waitErr = cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-			t.Errorf("stopping the page: %v", err)
-		}
-		select {
-		case <-done:
-			if err := waitErr; err != nil {
-				t.Errorf("the page after SIGTERM: %v; stderr:\n%s", err, stderr.String())
+	var once sync.Once
+	p.stop = func() {
+		once.Do(func() {
+			if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				t.Errorf("stopping the page: %v", err)
 			}
-		case <-time.After(waitLimit):
-			t.Errorf("the page did not stop; stderr:\n%s", stderr.String())
-			_ = cmd.Process.Kill() // it did not end on SIGTERM
-		}
+			select {
+			case <-done:
+				if err := waitErr; err != nil {
+					t.Errorf("the page after SIGTERM: %v; stderr:\n%s", err, p.stderr.String())
+				}
+			case <-time.After(waitLimit):
+				t.Errorf("the page did not stop; stderr:\n%s", p.stderr.String())
+				_ = cmd.Process.Kill() // it did not end on SIGTERM
+			}
+		})
+	}
+	t.Cleanup(func() {
+		p.stop()
 		if t.Failed() {
-			t.Logf("page stderr:\n%s", stderr.String())
+			t.Logf("page stderr:\n%s", p.stderr.String())
 		}
 	})
-	said := regexp.MustCompile(`open (http://localhost:[0-9]+) in the browser`)
-	var origin string
 	waitFor(t, "the page to say its origin", func() bool {
 		select {
 		case <-done:
-			t.Fatalf("the page ended: %v; stderr:\n%s", waitErr, stderr.String())
+			t.Fatalf("the page ended: %v; stderr:\n%s", waitErr, p.stderr.String())
 		default:
 		}
-		if m := said.FindStringSubmatch(stderr.String()); m != nil {
-			origin = m[1]
+		if m := saysOrigin.FindStringSubmatch(p.stderr.String()); m != nil {
+			p.origin = m[1]
 		}
-		return origin != ""
-	}, stderr)
-	return origin
+		return p.origin != ""
+	}, p.stderr)
+	// The code is printed before the origin.
+	if m := saysCode.FindStringSubmatch(p.stderr.String()); m != nil {
+		p.code = m[1]
+	}
+	return p
 }
 
 // executor is `mcp-executor stdio` with a go-sdk client over its pipes.

@@ -26,7 +26,7 @@ import (
 
 // TestPersonsPageWithTheExecutor is issue 14's "Done when" with real
 // processes: the person registers a passkey in the page (`mcp-executor
-// page`) in headless Chromium and signs a slip that requires their approval
+// page`, with the registration code it printed) in headless Chromium and signs a slip that requires their approval
 // for supplies.order; the executor (`mcp-executor stdio`, a go-sdk client
 // on its pipes, a tool server as its child) runs under that slip. One held
 // call is approved in the page and runs once, its stub and approval on one
@@ -39,12 +39,19 @@ import (
 func TestPersonsPageWithTheExecutor(t *testing.T) {
 	t.Parallel()
 	f := newFolder(t)
-	origin := startPage(t, f.env.SettingsPath)
+	pg := startPage(t, f.env.SettingsPath)
+	origin := pg.origin
+	if pg.code == "" {
+		t.Fatalf("the page printed no registration code; stderr:\n%s", pg.stderr.String())
+	}
 	ctx := browser(t)
 
-	// 1. Register the passkey; the page shows its thumbprint; the person
-	// puts it in agent.issuerKeys.
+	// 1. Register the passkey with the registration code the page printed
+	// on its stderr; the page shows its thumbprint; the person puts it in
+	// agent.issuerKeys.
 	step(t, ctx, "opening the page", chromedp.Navigate(origin+"/"), chromedp.WaitVisible(chromedp.ID("register")))
+	step(t, ctx, "entering the code", chromedp.SetValue(chromedp.ID("register-code"), pg.code))
+	screenshot(t, ctx, "page-register")
 	step(t, ctx, "registering", chromedp.Click(chromedp.ID("register")), chromedp.WaitVisible(chromedp.ID("passkey-info")))
 	reg := registered(t, f)
 	if got := text(t, ctx, "#thumbprint"); got != reg.Thumbprint || reg.Origin != origin || reg.RPID != "localhost" || reg.Alg != "ES256" {

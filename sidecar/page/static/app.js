@@ -44,8 +44,13 @@ async function assert(ch) {
   } });
 }
 
-async function register() {
-  const b = await post('/api/register/begin');
+// register checks the registration code, creates a passkey and sends it;
+// when a passkey is registered already, that passkey then signs the new
+// one's thumbprint to let it replace it.
+async function register(ev) {
+  ev.preventDefault();
+  const b = await post('/api/register/begin', { code: $('register-code').value });
+  $('register-code').value = '';
   const cred = await navigator.credentials.create({ publicKey: {
     challenge: unb64u(b.challenge),
     rp: { id: b.rpId, name: 'mcp-executor' },
@@ -55,12 +60,18 @@ async function register() {
     attestation: 'none', timeout: 120000,
   } });
   const r = cred.response;
-  const reg = await post('/api/register/finish', { token: b.token, registration: {
+  const out = await post('/api/register/finish', { token: b.token, registration: {
     credentialId: b64u(cred.rawId), clientDataJSON: b64u(r.clientDataJSON),
     authenticatorData: b64u(r.getAuthenticatorData()), publicKey: b64u(r.getPublicKey()),
     publicKeyAlgorithm: r.getPublicKeyAlgorithm(),
   } });
-  say('Passkey registered. Thumbprint ' + reg.thumbprint);
+  if (out.confirm) {
+    say('Confirm with the passkey registered so far (' + out.replaces + ') that ' + out.thumbprint + ' replaces it.');
+    const done = await assert(out);
+    say('Passkey replaced. Thumbprint ' + done.thumbprint + (done.warning ? '. ' + done.warning : ''));
+    return;
+  }
+  say('Passkey registered. Thumbprint ' + out.thumbprint);
 }
 
 const list = (text) => text.split(',').map((s) => s.trim()).filter((s) => s);
@@ -76,6 +87,7 @@ async function review(ev) {
     validUntil: $('valid-until').value.trim(), purpose: $('purpose').value,
   });
   slipToken = out;
+  $('sign-slip').hidden = false;
   $('slip-review').textContent = out.content;
   $('review-fingerprint').textContent = out.fingerprint;
   $('slip-review-box').hidden = false;
@@ -86,6 +98,15 @@ async function signSlip() {
   if (!slipToken) throw new Error('Review the slip first');
   const out = await assert(slipToken);
   slipToken = null;
+  if (out.done === 'not-saved') {
+    // The page cannot write the slip file (a read-only mount): the signed
+    // slip is shown for the person to put where the executor reads it.
+    $('slip-review').textContent = out.slip;
+    $('sign-slip').hidden = true;
+    say('Slip signed, but it could not be saved to ' + out.file + ' (' + out.reason + '). Put the text below in that file ' +
+      '(in Kubernetes: the chart\'s executor.slip).' + (out.warning ? ' ' + out.warning : ''));
+    return;
+  }
   $('slip-review-box').hidden = true;
   say('Slip signed and saved to ' + out.file + (out.warning ? '. ' + out.warning : ''));
 }
@@ -130,14 +151,17 @@ function renderWaiting(items) {
     li.append(el('p', 'Tool ' + w.tool + ' · action ' + w.action + ' · amount ' + (w.amount || 'none') + ' · expires ' + w.expiresAt));
     li.append(el('pre', JSON.stringify(w.arguments, null, 2)));
     li.append(el('p', 'Arguments fingerprint ' + w.argumentsSha256 + ' · slip ' + w.slip + ' · approval ' + w.approval));
-    if (w.problem) li.append(el('p', 'It cannot be answered here: ' + w.problem, 'warn'));
-    const yes = el('button', 'Approve with passkey', 'approve');
-    const no = el('button', 'Decline with passkey', 'decline');
-    yes.type = no.type = 'button';
-    yes.disabled = no.disabled = !!w.problem;
-    yes.addEventListener('click', () => decide(w.request, 'approve').then(refresh).catch(fail));
-    no.addEventListener('click', () => decide(w.request, 'decline').then(refresh).catch(fail));
-    li.append(yes, no);
+    if (w.problem) {
+      // No button that would fail: say why instead.
+      li.append(el('p', 'It cannot be answered here: ' + w.problem, 'warn'));
+    } else {
+      const yes = el('button', 'Approve with passkey', 'approve');
+      const no = el('button', 'Decline with passkey', 'decline');
+      yes.type = no.type = 'button';
+      yes.addEventListener('click', () => decide(w.request, 'approve').then(refresh).catch(fail));
+      no.addEventListener('click', () => decide(w.request, 'decline').then(refresh).catch(fail));
+      li.append(yes, no);
+    }
     ul.append(li);
   }
 }
@@ -150,8 +174,14 @@ async function refresh() {
   $('slip-path').textContent = state.slipPath;
   const pk = state.passkey;
   $('passkey-none').hidden = !!pk;
-  $('register').hidden = !!pk;
   $('passkey-info').hidden = !pk;
+  $('passkey-problem').textContent = state.passkeyProblem || '';
+  $('register-form').hidden = !state.codePending;
+  $('register-nocode').hidden = !!pk || state.codePending;
+  $('register').textContent = pk ? 'Replace the passkey' : 'Register a passkey';
+  $('register-intro').textContent = pk
+    ? 'A registration code is waiting (until ' + state.codeExpiresAt + '): with it, and your current passkey to confirm, a new passkey replaces the current one.'
+    : 'Enter the registration code (it works once, until ' + state.codeExpiresAt + '), then register your passkey.';
   if (pk) {
     $('passkey-alg').textContent = pk.alg;
     $('thumbprint').textContent = pk.thumbprint;
@@ -168,8 +198,14 @@ async function refresh() {
     $('slip-approval').textContent = sl.approval.length ? sl.approval.join(', ') : 'none';
     $('slip-valid').textContent = sl.validFrom + ' – ' + sl.validUntil;
     $('slip-cancelled').hidden = !state.cancelled;
+    $('slip-origin').textContent = sl.origin;
+    $('slip-rpid').textContent = sl.rpId;
   }
-  $('cancel-slip').disabled = !sl || !pk || state.cancelled;
+  // Why nothing can be answered here: said once, and no button offered
+  // that would fail.
+  $('answer-problem').textContent = sl ? (state.answerProblem || '') : '';
+  $('cancel-slip').hidden = !!sl && !!state.answerProblem;
+  $('cancel-slip').disabled = !sl || !pk || state.cancelled || !!state.answerProblem;
   if (!$('actions').value && state.actions.length) $('actions').value = state.actions.join(', ');
   renderWaiting(state.waiting);
   $('others').textContent = state.others ? state.others + ' other request(s) wait in the queue without a passkey (mcp-executor approve answers those).' : '';
@@ -179,7 +215,7 @@ function start() {
   const now = new Date();
   $('valid-from').value = isoSecond(now);
   $('valid-until').value = isoSecond(new Date(now.getTime() + 30 * 86400000));
-  $('register').addEventListener('click', () => register().then(refresh).catch(fail));
+  $('register-form').addEventListener('submit', (ev) => register(ev).then(refresh).catch(fail));
   $('slip-form').addEventListener('submit', (ev) => review(ev).catch(fail));
   $('sign-slip').addEventListener('click', () => signSlip().then(refresh).catch(fail));
   $('cancel-slip').addEventListener('click', () => cancelSlip().then(refresh).catch(fail));

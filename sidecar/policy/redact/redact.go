@@ -1,39 +1,3 @@
-// Package redact masks secret-looking values wherever the executor shows a
-// tool call's arguments: approval prompts and queue files, reports, logs and
-// errors. The tool server always gets the arguments unchanged; nothing here
-// touches them.
-//
-// # Tokens
-//
-// A secret, or the secret part of a longer text, becomes
-//
-//	[REDACTED:<kind>:<tag>]
-//
-// where kind names the detector ([Kinds], "key" for a value under a secret
-// member name, "custom" for an expression of the settings) and tag is the
-// first 8 hexadecimal characters of SHA-256(salt || secret). The salt is 32
-// random bytes the caller keeps in the copy, so an auditor who holds the
-// original value can show it was that value ([Verify], [VerifyJSON]) while
-// whoever reads only the redacted text cannot test guesses.
-//
-// # What is redacted
-//
-// In a JSON document ([Redactor.JSON]): every string value is scanned by the
-// detectors and its secret parts replaced; a value under a member whose name
-// is a secret key ([BuiltinKeys] and Options.ExtendKeys, compared without
-// regard to case) is replaced whole, whatever its type (a non-text value is
-// fingerprinted in its RFC 8785 form); null and "" stay as they are. Member
-// names are scanned as text too (whether a name is a secret key is decided
-// on the name as written). Numbers, true and false are kept, and so is
-// member order.
-//
-// Free text ([Redactor.Text]) is scanned by the detectors; "name=value" and
-// "name: value" pairs are found for the built-in pair names and for
-// Options.ExtendKeys.
-//
-// Text already redacted stays as it is: tokens are never scanned, and the
-// scan is repeated until it finds nothing more, so redacting twice gives the
-// same as redacting once.
 package redact
 
 import (
@@ -42,9 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"regexp"
 	"strings"
 
@@ -67,19 +29,22 @@ type Options struct {
 	// has capture groups, the first group that takes part in a match is
 	// the secret part; otherwise the whole match is.
 	Extend []string
-	// ExtendKeys are further member names whose values are secret.
+	// ExtendKeys are further member names whose values are secret. A name
+	// is compared as the built-in ones are ([FoldName]: case and
+	// separators do not count), and matches names that end in it.
 	ExtendKeys []string
-	// ReplaceBuiltin drops the built-in detectors, keys and pair names:
-	// only Extend and ExtendKeys are applied.
+	// ReplaceBuiltin drops the built-in detectors and secret names: only
+	// Extend and ExtendKeys are applied.
 	ReplaceBuiltin bool
 }
 
 // Redactor redacts with one salt and one set of detectors. It is safe for
 // concurrent use.
 type Redactor struct {
-	salt      []byte
-	detectors []*detector
-	keys      map[string]bool // lower case
+	salt       []byte
+	detectors  []*detector
+	builtin    bool     // the built-in secret names are on
+	extendKeys []string // folded
 }
 
 // New returns a redactor. salt must be SaltSize bytes; an expression of
@@ -88,16 +53,9 @@ func New(salt []byte, o Options) (*Redactor, error) {
 	if len(salt) != SaltSize {
 		return nil, fmt.Errorf("redaction salt: %d bytes, want %d (use NewSalt)", len(salt), SaltSize)
 	}
-	r := &Redactor{salt: bytes.Clone(salt), keys: map[string]bool{}}
-	var pairNames, pairHints []string
-	asciiHints := true
-	if !o.ReplaceBuiltin {
-		r.detectors = append(r.detectors, builtin...)
-		for _, k := range BuiltinKeys {
-			r.keys[strings.ToLower(k)] = true
-		}
-		pairNames = append(pairNames, builtinPairNames...)
-		pairHints = append(pairHints, builtinPairHints...)
+	r := &Redactor{salt: bytes.Clone(salt), builtin: !o.ReplaceBuiltin}
+	if r.builtin {
+		r.detectors = append(r.detectors, regexDetectors...)
 	}
 	for i, e := range o.Extend {
 		re, err := regexp.Compile(e)
@@ -107,21 +65,17 @@ func New(salt []byte, o Options) (*Redactor, error) {
 		r.detectors = append(r.detectors, &detector{kind: KindCustom, re: re})
 	}
 	for i, k := range o.ExtendKeys {
-		if k == "" {
-			return nil, fmt.Errorf("redaction extendKeys[%d]: empty", i)
+		f := FoldName(k)
+		if f == "" {
+			return nil, fmt.Errorf("redaction extendKeys[%d]: %q has no letter or digit", i, k)
 		}
-		r.keys[strings.ToLower(k)] = true
-		pairNames = append(pairNames, regexp.QuoteMeta(k))
-		pairHints = append(pairHints, asciiLower(k))
-		if strings.ContainsFunc(k, func(c rune) bool { return c >= 0x80 }) {
-			asciiHints = false // (?i) folds more than ASCII: no hint can stand for it
-		}
+		r.extendKeys = append(r.extendKeys, f)
 	}
-	if !asciiHints {
-		pairHints = nil
+	if r.builtin || len(r.extendKeys) > 0 {
+		r.detectors = append(r.detectors, pairs)
 	}
-	if len(pairNames) > 0 {
-		r.detectors = append(r.detectors, pairDetector(pairNames, pairHints))
+	if r.builtin {
+		r.detectors = append(r.detectors, afterCustom...)
 	}
 	return r, nil
 }
@@ -129,8 +83,32 @@ func New(salt []byte, o Options) (*Redactor, error) {
 // Salt returns a copy of the salt.
 func (r *Redactor) Salt() []byte { return bytes.Clone(r.salt) }
 
-// IsKey reports whether values under the member name are redacted whole.
-func (r *Redactor) IsKey(name string) bool { return r.keys[strings.ToLower(name)] }
+// IsKey reports whether values under the member name are redacted whole:
+// the name is a built-in secret name ([IsSecretName]) or ends in one of
+// Options.ExtendKeys, compared by [FoldName]. A name that is a token is
+// not a key (it was a secret, shown by its tag).
+func (r *Redactor) IsKey(name string) bool {
+	if isToken(name) {
+		return false
+	}
+	return r.isFoldedKey(FoldName(name))
+}
+
+func (r *Redactor) isFoldedKey(n string) bool {
+	if r.builtin && secretName(n) {
+		return true
+	}
+	if len(r.extendKeys) == 0 {
+		return false
+	}
+	bare := stripCarriers(n)
+	for _, k := range r.extendKeys {
+		if strings.HasSuffix(n, k) || strings.HasSuffix(bare, k) {
+			return true
+		}
+	}
+	return false
+}
 
 // Tag is the first 8 hexadecimal characters of SHA-256(salt || secret).
 func Tag(salt []byte, secret string) string {
@@ -195,9 +173,12 @@ func secretOfJSON(raw []byte) (string, error) {
 }
 
 // Text returns s with the secret parts the detectors find replaced by tokens.
-func (r *Redactor) Text(s string) string {
+func (r *Redactor) Text(s string) string { return r.text(s, &scan{}) }
+
+// text is Text in a call's context (or none).
+func (r *Redactor) text(s string, call *scan) string {
 	for range len(s) + 1 { // each pass that changes s shrinks its text outside tokens
-		out, changed := r.pass(s)
+		out, changed := r.pass(s, call)
 		if !changed {
 			return out
 		}
@@ -207,31 +188,43 @@ func (r *Redactor) Text(s string) string {
 }
 
 // pass runs every detector once over the text outside tokens.
-func (r *Redactor) pass(s string) (string, bool) {
+func (r *Redactor) pass(s string, call *scan) (string, bool) {
 	changed := false
-	lower := asciiLower(s)
+	lower, gs := asciiLower(s), gaps(s)
+	sc := *call
+	sc.awsKeyID = call.awsKeyID || hasAWSKeyID(s)
 	for _, d := range r.detectors {
-		out, ch := r.apply(d, s, lower)
+		if !d.runs(&sc) {
+			continue
+		}
+		out, ch := r.apply(d, s, lower, gs, &sc)
 		if ch {
-			s, lower, changed = out, asciiLower(out), true
+			s, lower, gs, changed = out, asciiLower(out), gaps(out), true
+			sc.awsKeyID = call.awsKeyID || hasAWSKeyID(s)
 		}
 	}
 	return s, changed
 }
 
-func (r *Redactor) apply(d *detector, s, lower string) (string, bool) {
+func (r *Redactor) apply(d *detector, s, lower string, gs [][2]int, sc *scan) (string, bool) {
 	var b strings.Builder
 	changed := false
 	last := 0
-	for _, gap := range gaps(s) {
+	for _, gap := range gs {
 		if !d.mayMatch(lower[gap[0]:gap[1]]) {
 			continue
 		}
-		spans := d.find(s[gap[0]:gap[1]])
-		for _, sp := range spans {
-			a, e := gap[0]+sp[0], gap[0]+sp[1]
+		for _, sp := range d.find(r, s[gap[0]:gap[1]], sc) {
+			a, e := gap[0]+sp.a, gap[0]+sp.e
+			if a < last || e <= a { // a detector's spans are in order and apart; this holds it to that
+				continue
+			}
+			kind := d.kind
+			if sp.kind != "" {
+				kind = sp.kind
+			}
 			b.WriteString(s[last:a])
-			b.WriteString(r.token(d.kind, s[a:e]))
+			b.WriteString(r.token(kind, s[a:e]))
 			last = e
 			changed = true
 		}
@@ -259,6 +252,10 @@ func asciiLower(s string) string {
 }
 
 const tokenPrefix = "[REDACTED:"
+
+// isToken reports whether s is one token and nothing else (wholeTokenRE,
+// by hand).
+func isToken(s string) bool { return len(s) > 0 && tokenLen(s) == len(s) }
 
 // tokenLen is the length of the token s begins with (tokenRE at the start
 // of s), or 0.
@@ -289,6 +286,12 @@ func tokenLen(s string) int {
 
 // gaps are the ranges of s outside tokens.
 func gaps(s string) [][2]int {
+	if !strings.Contains(s, tokenPrefix) {
+		if s == "" {
+			return nil
+		}
+		return [][2]int{{0, len(s)}}
+	}
 	var out [][2]int
 	at, from := 0, 0
 	for {
@@ -315,17 +318,37 @@ func gaps(s string) [][2]int {
 
 // Find reports the secret parts of s (outside tokens) the detectors find in
 // one pass, as kind and byte range. For tests and for telling a user why a
-// value was redacted; it never returns the secrets themselves.
-func (r *Redactor) Find(s string) []Found {
+// value was redacted; it never returns the secrets themselves. Parts found
+// by two detectors may overlap.
+func (r *Redactor) Find(s string) []Found { return r.find(s, &scan{}, false) }
+
+// find is Find in a context; first stops at the first part found.
+func (r *Redactor) find(s string, call *scan, first bool) []Found {
 	var out []Found
+	sc := *call
+	sc.awsKeyID = call.awsKeyID || hasAWSKeyID(s)
 	lower := asciiLower(s)
+	gs := gaps(s)
 	for _, d := range r.detectors {
-		for _, gap := range gaps(s) {
+		if !d.runs(&sc) {
+			continue
+		}
+		for _, gap := range gs {
 			if !d.mayMatch(lower[gap[0]:gap[1]]) {
 				continue
 			}
-			for _, sp := range d.find(s[gap[0]:gap[1]]) {
-				out = append(out, Found{Kind: d.kind, Start: gap[0] + sp[0], End: gap[0] + sp[1]})
+			for _, sp := range d.find(r, s[gap[0]:gap[1]], &sc) {
+				if sp.e <= sp.a {
+					continue
+				}
+				kind := d.kind
+				if sp.kind != "" {
+					kind = sp.kind
+				}
+				out = append(out, Found{Kind: kind, Start: gap[0] + sp.a, End: gap[0] + sp.e})
+				if first {
+					return out
+				}
 			}
 		}
 	}
@@ -336,130 +359,4 @@ func (r *Redactor) Find(s string) []Found {
 type Found struct {
 	Kind       string
 	Start, End int
-}
-
-// JSON returns a redacted copy of the JSON document doc (any JSON value; in
-// practice a call's arguments). doc is not modified. An error means doc is
-// not one JSON value.
-func (r *Redactor) JSON(doc []byte) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(doc))
-	dec.UseNumber()
-	var out bytes.Buffer
-	if err := r.value(dec, &out, false); err != nil {
-		return nil, fmt.Errorf("redact arguments: %w", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("redact arguments: more after the JSON value")
-	}
-	return out.Bytes(), nil
-}
-
-func writeString(out *bytes.Buffer, s string) {
-	enc := json.NewEncoder(out)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)           // a string always encodes, and a bytes.Buffer takes every write
-	out.Truncate(out.Len() - 1) // the encoder's newline
-}
-
-func (r *Redactor) value(dec *json.Decoder, out *bytes.Buffer, secret bool) error {
-	if secret {
-		return r.secretValue(dec, out)
-	}
-	tok, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			return r.object(dec, out)
-		case '[':
-			return r.array(dec, out)
-		default:
-			return fmt.Errorf("unexpected %q", t)
-		}
-	case string:
-		writeString(out, r.Text(t))
-	case json.Number:
-		out.WriteString(t.String())
-	case bool:
-		if t {
-			out.WriteString("true")
-		} else {
-			out.WriteString("false")
-		}
-	case nil:
-		out.WriteString("null")
-	}
-	return nil
-}
-
-// secretValue writes the value under a secret member's name, redacted whole.
-func (r *Redactor) secretValue(dec *json.Decoder, out *bytes.Buffer) error {
-	var raw json.RawMessage
-	if err := dec.Decode(&raw); err != nil {
-		return err
-	}
-	raw = bytes.TrimSpace(raw)
-	if string(raw) == "null" {
-		out.WriteString("null")
-		return nil
-	}
-	s, err := secretOfJSON(raw)
-	if err != nil {
-		return err
-	}
-	if raw[0] == '"' && (s == "" || wholeTokenRE.MatchString(s)) {
-		writeString(out, s)
-		return nil
-	}
-	writeString(out, r.token(KindKey, s))
-	return nil
-}
-
-// object writes the members of an object whose '{' was read, and its '}'.
-func (r *Redactor) object(dec *json.Decoder, out *bytes.Buffer) error {
-	out.WriteByte('{')
-	for i := 0; dec.More(); i++ {
-		kt, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		name, ok := kt.(string)
-		if !ok {
-			return errors.New("a member name that is not text")
-		}
-		if i > 0 {
-			out.WriteByte(',')
-		}
-		writeString(out, r.Text(name))
-		out.WriteByte(':')
-		if err := r.value(dec, out, r.IsKey(name)); err != nil {
-			return err
-		}
-	}
-	if _, err := dec.Token(); err != nil {
-		return err
-	}
-	out.WriteByte('}')
-	return nil
-}
-
-// array writes the elements of an array whose '[' was read, and its ']'.
-func (r *Redactor) array(dec *json.Decoder, out *bytes.Buffer) error {
-	out.WriteByte('[')
-	for i := 0; dec.More(); i++ {
-		if i > 0 {
-			out.WriteByte(',')
-		}
-		if err := r.value(dec, out, false); err != nil {
-			return err
-		}
-	}
-	if _, err := dec.Token(); err != nil {
-		return err
-	}
-	out.WriteByte(']')
-	return nil
 }

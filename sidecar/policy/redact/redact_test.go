@@ -139,16 +139,17 @@ func TestDetectors(t *testing.T) {
 }
 
 func TestEveryKindHasCases(t *testing.T) {
-	// The table above names every built-in kind; this keeps it so when a
-	// detector is added.
+	// The tables of TestDetectors, TestNewDetectors and TestJSONSplits
+	// name every built-in kind; this keeps it so when a detector is added.
 	src := strings.Join(Kinds(), " ")
 	for _, k := range []string{KindPrivateKey, KindJWT, KindAnthropic, KindOpenAI, KindGitHub, KindSlack, KindStripe,
-		KindGoogle, KindAWSKeyID, KindAWSSecret, KindConnectionString, KindBearer, KindBasic, KindPassword} {
+		KindGoogle, KindAzure, KindAWSKeyID, KindAWSSecret, KindConnectionString, KindBearer, KindBasic, KindPassword,
+		KindEntropy, KindBase64, KindHex, KindSplit, KindKey} {
 		if !strings.Contains(src, k) {
 			t.Errorf("kind %s not built in", k)
 		}
 	}
-	if len(Kinds()) != 14 {
+	if len(Kinds()) != 20 {
 		t.Errorf("Kinds() = %v: add the new kind to TestDetectors and here", Kinds())
 	}
 }
@@ -195,7 +196,7 @@ func TestJSONRefusesNonJSON(t *testing.T) {
 		}
 	}
 	out, err := r.JSON([]byte(`{"` + fakeGitHub + `":{"password=x":1}}`))
-	if err != nil || string(out) != `{"`+tok(KindGitHub, fakeGitHub)+`":{"password=`+tok(KindPassword, "x")+`":1}}` {
+	if err != nil || string(out) != `{"`+tok(KindGitHub, fakeGitHub)+`":{"`+tok(KindPassword, "password=x")+`":1}}` {
 		t.Fatalf("member names: %s %v", out, err)
 	}
 	out, err = r.JSON([]byte(" \"" + fakeGitHub + "\" \n"))
@@ -368,6 +369,10 @@ var fragments = []string{
 	"password=", "secret: ", `"token": "`, `"`, "'", "Bearer ", "Basic ", "dXNlcjpwYXNz", "postgres://u:", "@h/db", "://",
 	"AKIA", "IOSFODNN7EXAMPLE", "sk-", "ant-", "ghp_", "aws_secret_access_key=", "-----BEGIN PRIVATE KEY-----",
 	"-----END PRIVATE KEY-----", "[REDACTED:", "key:0123abcd]", "[REDACTED:key:0123abcd]", " ", "\n", "x", "0", ":", "=", "&", ".",
+	// the detectors of names, random-looking values and encodings
+	fakeAzure, fakeYa29, fakeRandom32, fakeAWSRandom, "cGFzc3dvcmQ9aHVudGVyMg==", "Z2hwXzAxMjM0NTY3ODlh", "70617373776f7264",
+	"%3D", "%41KIA", "%25", "Authorization: ", "Cookie: ", "sig=", "AccountKey=", "secretAccessKey", "pa\u017f\u017fword",
+	"-----BEGIN CERTIFICATE-----", "-----END CERTIFICATE-----", "/", "_", "-", "sha256-", ";base64,", "Token ", "\"", "\\",
 }
 
 func FuzzMixed(f *testing.F) {
@@ -396,6 +401,29 @@ func FuzzMixed(f *testing.F) {
 		twice, err := r.JSON(once)
 		if err != nil || !bytes.Equal(once, twice) {
 			t.Fatalf("JSON not idempotent: %s -> %s", once, twice)
+		}
+		// Each fragment a member of its own: the split check's joins.
+		var members []string
+		for _, p := range picks {
+			members = append(members, fragments[int(p)%len(fragments)])
+		}
+		doc, _ = json.Marshal(members)
+		once, err = r.JSON(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		twice, err = r.JSON(once)
+		if err != nil || !bytes.Equal(once, twice) {
+			t.Fatalf("JSON of members not idempotent:\n in    %s\n once  %s\n twice %s", doc, once, twice)
+		}
+		var shown []string
+		if err := json.Unmarshal(once, &shown); err != nil || len(shown) != len(members) {
+			t.Fatalf("%s: %v", once, err)
+		}
+		for _, m := range shown {
+			if f := r.Find(m); len(f) > 0 {
+				t.Fatalf("member %q of %s still holds %+v", m, once, f)
+			}
 		}
 	})
 }
