@@ -78,6 +78,7 @@ type objects struct {
 	roleBindings []*rbacv1.RoleBinding
 	netpols      []*networkingv1.NetworkPolicy
 	policies     []*admissionregistrationv1.ValidatingAdmissionPolicy
+	secrets      []*corev1.Secret
 	all          []map[string]any
 }
 
@@ -134,6 +135,9 @@ func decodeStrict(t *testing.T, manifest string) objects {
 		case "ValidatingAdmissionPolicy":
 			v := &admissionregistrationv1.ValidatingAdmissionPolicy{}
 			o.policies, target = append(o.policies, v), v
+		case "Secret":
+			v := &corev1.Secret{}
+			o.secrets, target = append(o.secrets, v), v
 		case "ValidatingAdmissionPolicyBinding":
 			target = &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
 		default:
@@ -255,6 +259,10 @@ func checkInvariants(t *testing.T, o objects) {
 		}
 	}
 	for _, e := range agent.Env {
+		// The one Secret the agent reads: its own bearer token for the executor's HTTP endpoint.
+		if e.Name == "MCP_EXECUTOR_TOKEN" && e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil && e.ValueFrom.SecretKeyRef.Key == "token" {
+			continue
+		}
 		if e.ValueFrom != nil && (e.ValueFrom.SecretKeyRef != nil) {
 			t.Errorf("the agent's env %s comes from a Secret", e.Name)
 		}
@@ -462,6 +470,53 @@ func TestChartValueSets(t *testing.T) {
 				t.Errorf("the settings lack approvals.kubernetes.namespace:\n%s", o.configMaps[0].Data["executor.json"])
 			}
 		}},
+		{"http on the pod's loopback", []string{"executor.http.enabled=true", "executor.http.port=8090", "executor.http.path=/agent/mcp"}, func(t *testing.T, o objects) {
+			spec := o.deployments[0].Spec.Template.Spec
+			exe := container(t, spec.InitContainers, "executor")
+			url := "http://127.0.0.1:8090/agent/mcp"
+			if i := slices.Index(exe.Args, url); i < 1 || exe.Args[i-1] != "--listen" || !slices.Contains(exe.Args, "--token-file") ||
+				!slices.Contains(exe.Args, "unix:/run/mcp-executor/executor.sock") {
+				t.Errorf("the executor's args: %v", exe.Args)
+			}
+			for _, p := range exe.Ports {
+				if p.ContainerPort == 8090 {
+					t.Error("the loopback port is declared as a container port")
+				}
+			}
+			agent := container(t, spec.Containers, "agent")
+			var urlOK, tokenOK bool
+			for _, e := range agent.Env {
+				urlOK = urlOK || (e.Name == "MCP_EXECUTOR_URL" && e.Value == url)
+				tokenOK = tokenOK || (e.Name == "MCP_EXECUTOR_TOKEN" && e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil &&
+					e.ValueFrom.SecretKeyRef.Name == "agent-mcp-executor-http-token" && e.ValueFrom.SecretKeyRef.Key == "token")
+			}
+			if !urlOK || !tokenOK {
+				t.Errorf("the agent's env: %+v", agent.Env)
+			}
+			for _, m := range agent.VolumeMounts {
+				if m.Name == "http-token" {
+					t.Error("the agent mounts the token volume (it gets the token in its environment only)")
+				}
+			}
+			if len(o.secrets) != 1 || o.secrets[0].Name != "agent-mcp-executor-http-token" || len(o.secrets[0].Data["token"]) < 32 {
+				t.Fatalf("want the chart's token Secret with a random token: %+v", o.secrets)
+			}
+		}},
+		{"http with a token secret of the values", []string{"executor.http.enabled=true", "executor.http.tokenSecret=agent-http-token"}, func(t *testing.T, o objects) {
+			if len(o.secrets) != 0 {
+				t.Error("the chart made a token Secret though the values name one")
+			}
+			v := volumeByName(o.deployments[0].Spec.Template.Spec.Volumes, "http-token")
+			if v == nil || v.Secret == nil || v.Secret.SecretName != "agent-http-token" {
+				t.Error("the token must come from the Secret the values name")
+			}
+		}},
+		{"no http by default", nil, func(t *testing.T, o objects) {
+			exe := container(t, o.deployments[0].Spec.Template.Spec.InitContainers, "executor")
+			if slices.Contains(exe.Args, "--token-file") || len(o.secrets) != 0 {
+				t.Error("HTTP is served by default")
+			}
+		}},
 		{"example values", nil, nil},
 	}
 	for _, tc := range cases {
@@ -497,6 +552,9 @@ func TestChartRefusesBadValues(t *testing.T) {
 		{"bad secret name", []string{"keys.secrets={Not_A_Name}"}, "secrets"},
 		{"compare without pvc", []string{"state.type=emptyDir"}, "compare.enabled needs state.type=pvc"},
 		{"bad issuer thumbprint", []string{"executor.settings.agent.issuerKeys={short}"}, "issuerKeys"},
+		{"http port below 1024", []string{"executor.http.enabled=true", "executor.http.port=80"}, "port"},
+		{"http path with a query", []string{"executor.http.enabled=true", "executor.http.path=/mcp?x=1"}, "path"},
+		{"http token secret not a name", []string{"executor.http.enabled=true", "executor.http.tokenSecret=Not_A_Name"}, "tokenSecret"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := render(t, nil, tc.sets...)

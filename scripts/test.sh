@@ -232,6 +232,13 @@ fuzz_all() {
 	./receipts/book/ FuzzSealedBook later
 	./receipts/pass/ FuzzParse later
 	./receipts/pass/ FuzzReadText later
+	./sidecar/front/streamhttp/ FuzzParseEventID later
+	./sidecar/front/streamhttp/ FuzzDecodeName later
+	./sidecar/front/streamhttp/ FuzzJSONText later
+	./sidecar/front/streamhttp/ FuzzHeaders later
+	./sidecar/front/streamhttp/ FuzzAppendEvent later
+	./sidecar/front/streamhttp/ FuzzParseTokens later
+	./sidecar/front/streamhttp/ FuzzParamAgrees later
 	EOF
 }
 

@@ -235,7 +235,7 @@ func (s *Session) ruleAsk(tc *toolCall) (approval.Call, bool) {
 	e := s.e
 	c := s.asked(tc)
 	c.Named = tc.call.Approval
-	if tc.call.ProtocolVersion >= "2026-07-28" {
+	if wire.Modern(tc.call.ProtocolVersion) {
 		if tc.call.ClientElicitation && e.set.Approvals.Elicit {
 			c.NoWait = true
 		}
@@ -304,6 +304,9 @@ func (s *Session) heldEnded(tc *toolCall, v held.Verdict) {
 // (isError) saying so, with the request's id in _meta. No stub, no denial.
 func (s *Session) answerPending(tc *toolCall, v held.Verdict) {
 	result, err := v.PendingResult()
+	if err == nil && !v.Input {
+		result = tc.eraResult(result) // input_required names its resultType itself
+	}
 	if err != nil {
 		s.replyCallError(tc, wire.CodeInternalError, "the answer for a call waiting for approval could not be written", nil)
 		s.release(tc)

@@ -90,6 +90,7 @@ func (s *Session) refuse(tc *toolCall, r refusal) {
 		s.replyCallNotTaken(tc, notTakenRefusalNotWritten)
 		return
 	}
+	result = tc.eraResult(result)
 	tc.tel.Refused(r.refused, denialFP)
 	s.logCall(tc, "call refused", slog.String("refused", r.refused), slog.String("codes", strings.Join(r.codes, ",")),
 		slog.Bool("denialWritten", denialFP != ""))
@@ -168,4 +169,14 @@ func (s *Session) refuseByRule(tc *toolCall, rule policy.Rule) {
 func (e *Executor) serverOf(tool string) string {
 	server, _, _ := e.set.Route(tool)
 	return server
+}
+
+// eraResult is a result the executor wrote itself for tc, in the form of the client's era: a
+// 2026-07-28 request (its params._meta names the revision) gets resultType "complete" on it; a
+// request of an earlier revision gets it as it is. The server's own results are never changed.
+func (tc *toolCall) eraResult(result []byte) []byte {
+	if wire.Modern(tc.call.ProtocolVersion) {
+		return wire.Complete(result)
+	}
+	return result
 }

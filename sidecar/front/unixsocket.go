@@ -16,13 +16,15 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
 )
 
-// SocketOptions are what `mcp-executor serve` runs with.
-type SocketOptions struct {
+// ServeOptions are what `mcp-executor serve` runs with: a Unix socket, an HTTP endpoint, or both.
+type ServeOptions struct {
 	ConfigPath string
-	SocketPath string // the Unix socket to listen on
-	HealthAddr string // TCP address of /healthz, /readyz (and /metrics); "" for none
+	SocketPath string       // the Unix socket to listen on; "" for none
+	HTTP       *HTTPOptions // the streamable HTTP endpoint; nil for none
+	HealthAddr string       // TCP address of /healthz, /readyz (and /metrics); "" for none
 	Drain      time.Duration
-	// MaxSessions is how many sessions may run at once; WriteTimeout bounds each write to a client.
+	// MaxSessions is how many sessions may run at once, on the socket and over HTTP together;
+	// WriteTimeout bounds each write to a client.
 	MaxSessions  int
 	WriteTimeout time.Duration
 	BootTimeout  time.Duration
@@ -38,11 +40,12 @@ type SocketOptions struct {
 // DefaultMaxSessions is serve's --max-sessions: each session runs a tool server of its own.
 const DefaultMaxSessions = 8
 
-// ServeSocket runs the executor on a Unix socket, one session a connection, until ctx ends (SIGTERM),
-// then drains: it stops accepting, ends every session's input so the sessions finish the calls in flight
+// Serve runs the executor on a Unix socket (one session a connection) and on an HTTP endpoint (a
+// session per initialize, and the pooled sessions of 2026-07-28 requests) until ctx ends (SIGTERM), then
+// drains: it stops accepting, ends every session's input so the sessions finish the calls in flight
 // (each gets its receipt), waits up to o.Drain, cuts what is left, and closes the executor after the last
 // stub is written.
-func ServeSocket(ctx context.Context, o SocketOptions) error {
+func Serve(ctx context.Context, o ServeOptions) error {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -65,63 +68,102 @@ func ServeSocket(ctx context.Context, o SocketOptions) error {
 		}
 	}()
 
-	// When the executor stops taking calls, serve says so on both endpoints, drains as after SIGTERM
-	// and exits non-zero: the pod restarts it and the next start writes the receipts the copy holds.
 	stopCtx, stopServe := context.WithCancel(ctx)
 	defer stopServe()
-	go func() {
-		select {
-		case <-exe.Stopped():
-			why := errors.New("the executor takes no more calls: " + exe.StopReason())
-			hs.Set("executor", why)
-			hs.SetDead(why)
-			stopServe()
-		case <-stopCtx.Done():
-		}
-	}()
+	watch(stopCtx, exe, hs, stopServe)
 
-	// A full book takes no new call: readiness says why, the process stays live (a restart would not help).
-	go func() {
-		select {
-		case <-exe.BookFull():
-			hs.Set("book", errors.New(exe.BookFullReason()))
-		case <-stopCtx.Done():
-		}
-	}()
-
-	l, err := socket.Listen(o.SocketPath)
+	slots := &Slots{max: o.MaxSessions}
+	l, web, err := listen(ctx, o, exe, slots)
 	if err != nil {
 		return err
 	}
 	hs.Set("socket", nil)
-	o.Logger.Info("listening", slog.String("socket", o.SocketPath))
 
 	// Sessions run under their own context: SIGTERM must not cut calls in flight.
 	sessCtx, cutSessions := context.WithCancel(context.WithoutCancel(ctx))
 	defer cutSessions()
-	ss := &sessions{o: o, exe: exe, conns: map[*socket.Conn]struct{}{}}
+	ss := &sessions{o: o, exe: exe, slots: slots, conns: map[*socket.Conn]struct{}{}}
 	acceptDone := make(chan struct{})
 	go func() {
 		defer close(acceptDone)
-		ss.accept(sessCtx, l)
+		if l != nil {
+			ss.accept(sessCtx, l)
+		}
 	}()
 
 	<-stopCtx.Done()
 	o.Logger.Info("stopping: no new sessions; draining calls in flight", slog.Duration("budget", o.Drain))
 	hs.Set("socket", errors.New("stopping"))
-	if err := l.Close(); err != nil {
-		o.Logger.Warn("closing the socket", slog.String("error", err.Error()))
+	if l != nil {
+		if err := l.Close(); err != nil {
+			o.Logger.Warn("closing the socket", slog.String("error", err.Error()))
+		}
 	}
 	<-acceptDone
+	httpDrained := make(chan struct{})
+	go func() {
+		defer close(httpDrained)
+		if web != nil {
+			web.stop(o.Drain, o.Logger)
+		}
+	}()
 	ss.drain(cutSessions)
+	<-httpDrained
 	if why := exe.StopReason(); why != "" {
 		return fmt.Errorf("%w: %s", sidecar.ErrStopped, why)
 	}
 	return nil
 }
 
+// watch reports on the health endpoints what happens to the executor until ctx ends. When it stops
+// taking calls, serve says so on both endpoints, drains as after SIGTERM (stop) and exits non-zero: the
+// pod restarts it and the next start writes the receipts the copy holds. A full book takes no new call:
+// readiness says why, the process stays live (a restart would not help).
+func watch(ctx context.Context, exe *sidecar.Executor, hs *socket.Health, stop context.CancelFunc) {
+	go func() {
+		select {
+		case <-exe.Stopped():
+			why := errors.New("the executor takes no more calls: " + exe.StopReason())
+			hs.Set("executor", why)
+			hs.SetDead(why)
+			stop()
+		case <-ctx.Done():
+		}
+	}()
+	go func() {
+		select {
+		case <-exe.BookFull():
+			hs.Set("book", errors.New(exe.BookFullReason()))
+		case <-ctx.Done():
+		}
+	}()
+}
+
+// listen opens the socket and the HTTP endpoint the options name (either may be nil).
+func listen(ctx context.Context, o ServeOptions, exe *sidecar.Executor, slots *Slots) (*net.UnixListener, *httpServing, error) {
+	var l *net.UnixListener
+	if o.SocketPath != "" {
+		var err error
+		if l, err = socket.Listen(o.SocketPath); err != nil {
+			return nil, nil, err
+		}
+		o.Logger.Info("listening", slog.String("socket", o.SocketPath))
+	}
+	if o.HTTP == nil {
+		return l, nil, nil
+	}
+	web, err := startHTTP(ctx, o, exe, slots)
+	if err != nil {
+		if l != nil {
+			_ = l.Close() // not serving: the socket goes
+		}
+		return nil, nil, err
+	}
+	return l, web, nil
+}
+
 // startHealth serves the health endpoint at o.HealthAddr, when one is named, until ctx ends.
-func startHealth(ctx context.Context, o SocketOptions, hs *socket.Health) error {
+func startHealth(ctx context.Context, o ServeOptions, hs *socket.Health) error {
 	if o.HealthAddr == "" {
 		return nil
 	}
@@ -140,8 +182,9 @@ func startHealth(ctx context.Context, o SocketOptions, hs *socket.Health) error 
 
 // sessions are the connections serve runs, each a session of its own with its own tool server.
 type sessions struct {
-	o   SocketOptions
-	exe *sidecar.Executor
+	o     ServeOptions
+	exe   *sidecar.Executor
+	slots *Slots
 
 	mu    sync.Mutex
 	conns map[*socket.Conn]struct{}
@@ -168,7 +211,7 @@ func (ss *sessions) accept(ctx context.Context, l *net.UnixListener) {
 		}
 		sc := socket.NewConn(conn, ss.o.WriteTimeout)
 		ss.mu.Lock()
-		if len(ss.conns) >= ss.o.MaxSessions {
+		if !ss.slots.TryTake() {
 			ss.mu.Unlock()
 			ss.o.Logger.Warn("session refused: --max-sessions are running", append(attrs, slog.Int("max_sessions", ss.o.MaxSessions))...)
 			go refuseSession(sc, ss.o.MaxSessions)
@@ -189,6 +232,7 @@ func (ss *sessions) run(ctx context.Context, n int, conn *socket.Conn) {
 		ss.mu.Lock()
 		delete(ss.conns, conn)
 		ss.mu.Unlock()
+		ss.slots.Give()
 		_ = conn.Close() // the session is over: nothing is left to send on it
 	}()
 	err := ss.exe.Serve(ctx, conn, conn, ss.o.Stderr)

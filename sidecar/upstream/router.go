@@ -265,7 +265,12 @@ func (r *router) request(line []byte, m *wire.Message) {
 	case "initialize", "logging/setLevel":
 		r.fanOut(m, ourID, r.ups)
 	case "ping":
-		r.toSession(wire.ResultLine(m.ID, []byte("{}")))
+		// The router's own answer: in the form of the client's era.
+		res := []byte("{}")
+		if wire.Modern(wire.ReadCall(line, m).ProtocolVersion) {
+			res = wire.Complete(res)
+		}
+		r.toSession(wire.ResultLine(m.ID, res))
 	default:
 		u := r.serverFor(m.Method)
 		r.mu.Lock()
@@ -557,6 +562,10 @@ func (r *router) combine(f *fanout) []byte {
 			all = []json.RawMessage{}
 		}
 		res, _ := json.Marshal(map[string]any{"tools": all})
+		if modernParams(f.params) {
+			// The router wrote this result: a 2026-07-28 client reads resultType on it.
+			res = wire.Complete(res)
+		}
 		return wire.ResultLine(id, res)
 	case "initialize":
 		if firstErr != nil {
@@ -607,4 +616,17 @@ func (r *router) serverError(id []byte, server string, m *wire.Message) []byte {
 		e.Code = wire.CodeInternalError
 	}
 	return wire.ErrorLine(id, e.Code, "tool server "+server+": "+e.Message, nil)
+}
+
+// modernParams reports whether a request's params name a 2026-07-28 (or later) revision in _meta.
+func modernParams(params []byte) bool {
+	if params == nil {
+		return false
+	}
+	v, found, err := wire.Pointer(params, "/_meta/io.modelcontextprotocol~1protocolVersion")
+	if err != nil || !found {
+		return false
+	}
+	rev, ok := wire.Unquote(v)
+	return ok && wire.Modern(rev)
 }

@@ -50,3 +50,25 @@ func TestQualifyTool(t *testing.T) {
 		t.Error("an entry without a name is qualified")
 	}
 }
+
+// The router writes resultType on its own results (ping, the merged tools/list) for a request whose
+// _meta names 2026-07-28 or later, and for no other.
+func TestModernParams(t *testing.T) {
+	for params, want := range map[string]bool{
+		`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`: true,
+		`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2027-01-01"}}`: true,
+		`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}`: false,
+		`{"_meta":{"io.modelcontextprotocol/protocolVersion":20260728}}`:     false,
+		`{"_meta":{}}`: false,
+		`{}`:           false,
+		``:             false,
+	} {
+		var p []byte
+		if params != "" {
+			p = []byte(params)
+		}
+		if got := modernParams(p); got != want {
+			t.Errorf("%s: %v, want %v", params, got, want)
+		}
+	}
+}

@@ -50,6 +50,32 @@ func ResultLine(id []byte, result []byte) []byte {
 	return append(out, '}')
 }
 
+// ModernRevision is the first protocol revision without sessions (2026-07-28): a request names its
+// revision in params._meta, and every result names its resultType.
+const ModernRevision = "2026-07-28"
+
+// Modern reports whether a request's protocol revision (its params._meta's) is ModernRevision or later.
+func Modern(revision string) bool { return revision >= ModernRevision }
+
+// Complete puts "resultType":"complete" first in a result object the executor wrote itself (one that
+// names no resultType): the form a client of the 2026-07-28 era reads. Anything that is not an object
+// is returned as it is.
+func Complete(result []byte) []byte {
+	if len(result) < 2 || result[0] != '{' {
+		return result
+	}
+	out := make([]byte, 0, len(result)+26)
+	out = append(out, `{"resultType":"complete"`...)
+	rest := result[1:]
+	for len(rest) > 0 && isWS(rest[0]) {
+		rest = rest[1:]
+	}
+	if len(rest) > 0 && rest[0] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, rest...)
+}
+
 // ToolErrorResult builds the result of a tool call the executor did not send:
 // {"content":[{"type":"text","text":NotTakenPrefix+reason}],"isError":true,"_meta":meta}.
 // meta values must be JSON-encodable (strings, lists of strings, numbers);

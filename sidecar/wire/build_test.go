@@ -45,3 +45,31 @@ func TestBuiltLinesReadByGoSDK(t *testing.T) {
 func asWire(err error, we **jsonrpc.Error) bool {
 	return errors.As(err, we)
 }
+
+// Complete puts resultType first in an object the executor wrote, and leaves anything else alone.
+func TestComplete(t *testing.T) {
+	cases := map[string]string{
+		`{}`:                     `{"resultType":"complete"}`,
+		`{ }`:                    `{"resultType":"complete"}`,
+		`{"a":1}`:                `{"resultType":"complete","a":1}`,
+		`{ "content":[],"x":{}}`: `{"resultType":"complete","content":[],"x":{}}`,
+		`[]`:                     `[]`,
+		`"x"`:                    `"x"`,
+		``:                       ``,
+	}
+	for in, want := range cases {
+		if got := string(Complete([]byte(in))); got != want {
+			t.Errorf("Complete(%s) = %s, want %s", in, got, want)
+		}
+	}
+	for _, rev := range []string{"2026-07-28", "2027-01-01"} {
+		if !Modern(rev) {
+			t.Errorf("%s is not modern", rev)
+		}
+	}
+	for _, rev := range []string{"", "2025-11-25", "2025-06-18"} {
+		if Modern(rev) {
+			t.Errorf("%q is modern", rev)
+		}
+	}
+}

@@ -155,3 +155,13 @@ seccompProfile:
 {{ toYaml . }}
 {{- end }}
 {{- end }}
+
+{{/* The executor's streamable HTTP endpoint on the pod's loopback. */}}
+{{- define "mcp-executor.httpURL" -}}
+http://127.0.0.1:{{ .Values.executor.http.port }}{{ .Values.executor.http.path }}
+{{- end }}
+
+{{/* The Secret holding the HTTP endpoint's bearer token: the values' own, or the chart's. */}}
+{{- define "mcp-executor.httpTokenSecret" -}}
+{{- .Values.executor.http.tokenSecret | default (printf "%s-http-token" (include "mcp-executor.fullname" .)) }}
+{{- end }}
