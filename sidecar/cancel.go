@@ -23,23 +23,24 @@ import (
 // cancelled.
 const CodeAfterCancellation = "after-cancellation"
 
-// openCancellation reads a cancellation already beside the slip (putting
-// it in the book when it is not there yet) and watches for one for the
-// rest of the run. Called by Open before openApprovals.
+// openCancellation reads a cancellation already at one of the slip's
+// cancellation places (page.CancellationPaths: beside the copy, where the
+// page writes it, and beside the slip), putting it in the book when it is
+// not there yet, and watches them for one for the rest of the run. Called by Open before openApprovals.
 func (e *Executor) openCancellation(sl *slip.Slip) error {
-	path := page.CancellationPath(e.set.Agent.Slip)
-	c, err := page.ReadCancellation(path, sl)
+	paths := page.CancellationPaths(e.set)
+	c, path, err := page.FirstCancellation(paths, sl)
 	switch {
 	case err == nil:
 		if err := boot.AddCancellation(e.book, c); err != nil {
 			return err
 		}
 		e.holds.Cancel()() // nothing is held yet
-		e.log.Warn("the slip is cancelled: every call under it is refused", slog.String("slip", e.slipFP), slog.String("cancellation", c.ID))
+		e.log.Warn("the slip is cancelled: every call under it is refused", slog.String("slip", e.slipFP), slog.String("cancellation", c.ID), slog.String("file", path))
 		return nil
 	case errors.Is(err, os.ErrNotExist):
 	default:
-		e.log.Warn("the cancellation file beside the slip does not check; the slip is not taken as cancelled", slog.String("file", path), slog.String("error", err.Error()))
+		e.log.Warn("a cancellation file of the slip does not check; the slip is not taken as cancelled", slog.String("error", err.Error()))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -49,7 +50,7 @@ func (e *Executor) openCancellation(sl *slip.Slip) error {
 	}
 	go func() {
 		defer close(done)
-		page.WatchCancellation(ctx, path, sl, 0, e.log, e.honourCancellation)
+		page.WatchCancellations(ctx, paths, sl, 0, e.log, e.honourCancellation)
 	}()
 	return nil
 }

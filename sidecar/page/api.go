@@ -118,7 +118,7 @@ func (s *Server) state(_ *http.Request, _ []byte) (any, error) {
 		st.SlipError = err.Error()
 	} else if sl != nil {
 		st.Slip = viewOf(sl)
-		if c, err := ReadCancellation(CancellationPath(set.Agent.Slip), sl); err == nil && c != nil {
+		if c, _, err := FirstCancellation(CancellationPaths(set), sl); err == nil && c != nil {
 			st.Cancelled = true
 		}
 	}
@@ -554,7 +554,7 @@ func (s *Server) signedFor(set *settings.Settings, reg *Registered, p *pending, 
 		if err != nil {
 			return nil, err
 		}
-		path := CancellationPath(set.Agent.Slip)
+		path := StateCancellationPath(set)
 		if err := approval.WriteFileAtomic(filepath.Dir(path), filepath.Base(path), append(raw, '\n')); err != nil {
 			return nil, err
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/seed-6e06167c/mcp-executor/receipts/consent"
@@ -35,6 +36,50 @@ func ReadCancellation(path string, s *slip.Slip) (*slip.Cancellation, error) {
 		return nil, fmt.Errorf("page: the cancellation file %s does not check: %w", path, err)
 	}
 	return c, nil
+}
+
+// FirstCancellation reads the cancellation files at paths in order and
+// returns the first that checks against s, with its path. It is
+// os.ErrNotExist when none is there; otherwise, when none checks, the
+// first error of a file that is there.
+func FirstCancellation(paths []string, s *slip.Slip) (*slip.Cancellation, string, error) {
+	var firstErr error
+	for _, path := range paths {
+		c, err := ReadCancellation(path, s)
+		if err == nil {
+			return c, path, nil
+		}
+		if !errors.Is(err, os.ErrNotExist) && firstErr == nil {
+			firstErr = err
+		}
+	}
+	if firstErr == nil {
+		firstErr = os.ErrNotExist
+	}
+	return nil, "", firstErr
+}
+
+// WatchCancellations watches every path as WatchCancellation does and
+// calls honour once, for the first cancellation that checks at any of
+// them; it returns then, or when ctx ends.
+func WatchCancellations(ctx context.Context, paths []string, s *slip.Slip, poll time.Duration, logger *slog.Logger, honour func(*slip.Cancellation)) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var once sync.Once
+	var wg sync.WaitGroup
+	for _, path := range paths {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			WatchCancellation(ctx, path, s, poll, logger, func(c *slip.Cancellation) {
+				once.Do(func() {
+					cancel() // the other watches end
+					honour(c)
+				})
+			})
+		}()
+	}
+	wg.Wait()
 }
 
 // WatchCancellation reads the cancellation file at path every poll (0:

@@ -14,7 +14,10 @@
 //   - <queue>/<id>.signed: written by the page, or by any Provared signer:
 //     the assembled approval, or a passkey-signed decline ([Signed]). The
 //     executor's [Channel] checks it and answers the held call.
-//   - <slip>.cancellation.json beside the slip file ([CancellationPath]):
-//     a passkey-signed cancellation, honoured by the executor at once
-//     ([WatchCancellation]).
+//   - <slip>.cancellation.json: a passkey-signed cancellation, honoured by
+//     the executor at once ([WatchCancellations]). The page writes it
+//     beside the executor's copy ([StateCancellationPath]: the executor's
+//     own writable state, where the slip's folder may be read-only); the
+//     executor also takes one that another Provared signer dropped beside
+//     the slip file ([CancellationPath]).
 package page

@@ -19,6 +19,7 @@ import (
 	"github.com/seed-6e06167c/mcp-executor/receipts/record"
 	"github.com/seed-6e06167c/mcp-executor/receipts/slip"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/approval"
+	"github.com/seed-6e06167c/mcp-executor/sidecar/settings"
 	"github.com/seed-6e06167c/mcp-executor/sidecar/wire"
 )
 
@@ -241,11 +242,33 @@ func encode(v any) ([]byte, error) {
 }
 
 // CancellationPath is where a cancellation of the slip at slipPath is
-// written: beside it, its name without ".json" followed by
-// ".cancellation.json" (slip.json → slip.cancellation.json).
+// looked for beside it: its name without ".json" followed by
+// ".cancellation.json" (slip.json → slip.cancellation.json). Any Provared
+// signer may drop one there.
 func CancellationPath(slipPath string) string {
 	dir, base := filepath.Split(slipPath)
 	return filepath.Join(dir, strings.TrimSuffix(base, ".json")+".cancellation.json")
+}
+
+// StateCancellationPath is where the page writes a cancellation of the
+// settings' slip: beside the executor's copy, on the executor's own
+// writable state, with the name CancellationPath gives. The folder of the
+// slip may be read-only (in a pod it is the settings' mount), and the page
+// runs where the executor does.
+func StateCancellationPath(set *settings.Settings) string {
+	return filepath.Join(filepath.Dir(set.Executor.Copy), filepath.Base(CancellationPath(set.Agent.Slip)))
+}
+
+// CancellationPaths are the places the executor and the page look for a
+// cancellation of the settings' slip, in order: the executor's own state
+// (StateCancellationPath), then beside the slip (CancellationPath); one
+// place when the two are the same.
+func CancellationPaths(set *settings.Settings) []string {
+	state, beside := StateCancellationPath(set), CancellationPath(set.Agent.Slip)
+	if state == beside {
+		return []string{state}
+	}
+	return []string{state, beside}
 }
 
 // Check rebuilds the prepared approval and confirms that what the file
