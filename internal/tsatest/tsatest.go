@@ -12,7 +12,6 @@ package tsatest
 import (
 	"bytes"
 	"crypto/ed25519"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/x509"
 	"crypto/x509/pkix"
@@ -119,13 +118,6 @@ func (s *Service) Token(stamped []byte, at time.Time, o Options) []byte {
 		tlv(0x31, signer),
 	)
 	return seq(tlv(0x06, []byte{0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x07, 0x02}), tlv(0xa0, signedData))
-}
-
-// NewSeed returns a random seed for New.
-func NewSeed() []byte {
-	b := make([]byte, ed25519.SeedSize)
-	rand.Read(b)
-	return b
 }
 
 func tlv(tag byte, content []byte) []byte {

@@ -88,21 +88,6 @@ func Read(b []byte, at, end int) (Element, error) {
 	return Element{Tag: tag, From: at, Start: start, End: start + length}, nil
 }
 
-// ReadAll reads the one element b holds; bytes after it are refused.
-func ReadAll(b []byte, tag byte, what string) (Element, error) {
-	e, err := Read(b, 0, len(b))
-	if err != nil {
-		return Element{}, err
-	}
-	if e.Tag != tag {
-		return Element{}, Bad(what + " is missing or of the wrong kind.")
-	}
-	if e.End != len(b) {
-		return Element{}, Bad(what + " has bytes left over.")
-	}
-	return e, nil
-}
-
 // Children reads the elements inside parent, in order; more than most is
 // refused.
 func Children(b []byte, parent Element, most int) ([]Element, error) {

@@ -198,6 +198,14 @@ func TestWrittenVectors(t *testing.T) {
 			if r.Payload != want.Payload || r.Fingerprint != want.Fingerprint {
 				t.Fatalf("payload or fingerprint differ: %s, want %s", r.Fingerprint, want.Fingerprint)
 			}
+			// Prepare gives the same content and fingerprint before any signature.
+			p, err := Prepare(contentOf(value(t, c.Fields).(map[string]any)))
+			if err != nil {
+				t.Fatalf("Prepare: %v", err)
+			}
+			if p.Fingerprint() != want.Fingerprint {
+				t.Fatalf("Prepare: fingerprint %q, want %s", p.Fingerprint(), want.Fingerprint)
+			}
 			if len(want.Signatures) != 2 || len(r.Signatures) != 2 {
 				t.Fatal("want two signatures")
 			}

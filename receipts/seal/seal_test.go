@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -99,6 +100,9 @@ func testSeal(t testing.TB) (*LocalSigner, *Sealed) {
 		}
 		fixture.signer = s
 		fixture.sealed, fixture.err = p.Sign(context.Background(), s)
+		if fixture.err == nil && fixture.sealed.Fingerprint() != p.Fingerprint() {
+			fixture.err = fmt.Errorf("the prepared seal's fingerprint %s is not the signed seal's %s", p.Fingerprint(), fixture.sealed.Fingerprint())
+		}
 	})
 	if fixture.err != nil {
 		t.Fatal(fixture.err)
