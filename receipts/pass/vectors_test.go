@@ -199,12 +199,12 @@ func TestWrittenVectors(t *testing.T) {
 				t.Fatalf("payload or fingerprint differ: %s, want %s", r.Fingerprint, want.Fingerprint)
 			}
 			// Prepare gives the same content and fingerprint before any signature.
-			p, err := Prepare(contentOf(value(t, c.Fields).(map[string]any)))
+			prep, err := Prepare(contentOf(value(t, c.Fields).(map[string]any)))
 			if err != nil {
 				t.Fatalf("Prepare: %v", err)
 			}
-			if p.Fingerprint() != want.Fingerprint {
-				t.Fatalf("Prepare: fingerprint %q, want %s", p.Fingerprint(), want.Fingerprint)
+			if prep.Fingerprint() != want.Fingerprint {
+				t.Fatalf("Prepare: fingerprint %q, want %s", prep.Fingerprint(), want.Fingerprint)
 			}
 			if len(want.Signatures) != 2 || len(r.Signatures) != 2 {
 				t.Fatal("want two signatures")
