@@ -244,6 +244,22 @@ func (x *executor) recv() []byte {
 	return nil
 }
 
+// recvOrEnd reads the next line from the executor; ok is false when its
+// output ended instead (the process is exiting).
+func (x *executor) recvOrEnd() (line []byte, ok bool) {
+	x.t.Helper()
+	select {
+	case r, open := <-x.lines:
+		if !open || r.err != nil {
+			return nil, false
+		}
+		return r.line, true
+	case <-time.After(30 * time.Second):
+		x.t.Fatalf("no line from the executor in 30s; stderr:\n%s", x.ownStderr())
+	}
+	return nil, false
+}
+
 // sync sends a ping and returns every line that came before its answer, so
 // that a test can show the executor is up and answered nothing else.
 func (x *executor) sync(tag string) [][]byte {

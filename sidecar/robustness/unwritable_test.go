@@ -232,8 +232,12 @@ func setCopyPath(t *testing.T, env *devsetup.Env, copyPath string) {
 // The copy's last page may still hold a line or two, so calls go on until
 // one cannot be recorded: from then on every call is answered 1001 and
 // none reaches the server; a call whose receipt line found no room keeps
-// its answer (its stub is in the book). No half line is left, and the next
-// start, once there is room, agrees with the book.
+// its answer (its stub is in the book). The executor then stops taking
+// calls, and stdio ends its session and exits 1 so that it is started
+// again: a call the client sends once that is under way may find the
+// output ended rather than a 1001 — also an answer that sends nothing.
+// No half line is left, and the next start, once there is room, agrees
+// with the book.
 func TestCopyOnFullFileSystem(t *testing.T) {
 	env, record := newEnv(t, "hostile", nil)
 	fs := filepath.Join(env.Dir, "copyfs")
@@ -246,11 +250,17 @@ func TestCopyOnFullFileSystem(t *testing.T) {
 	wantResult(t, x.recv(), "1")
 	filler := fillUp(t, fs)
 
-	var refused []string
-	for i := 2; i < 40; i++ {
+	var refused, unanswered []string
+	ended := false
+	for i := 2; i < 40 && !ended; i++ {
 		id := strconv.Itoa(i)
 		x.send(callLine(id, "echo", `{"m":"full-`+id+`-"}`))
-		line := x.recv()
+		line, ok := x.recvOrEnd()
+		if !ok {
+			ended = true
+			unanswered = append(unanswered, id)
+			break
+		}
 		var m struct {
 			Error *struct {
 				Code    int    `json:"code"`
@@ -276,14 +286,25 @@ func TestCopyOnFullFileSystem(t *testing.T) {
 			break
 		}
 	}
-	if len(refused) == 0 {
+	if len(refused) == 0 && !ended {
 		t.Fatal("every call was taken with the copy's file system full")
 	}
-	t.Logf("calls refused once the copy was full: %v; copy lines then: %v", refused, copyKinds(readCopy(t, env)))
-	x.send(callLine("99", "notinslip", `{"m":"refused-after-full"}`))
-	wantError(t, x.recv(), "99", codeNotTaken)
-	x.stop()
-	for _, id := range refused {
+	t.Logf("calls refused once the copy was full: %v, unanswered as the executor exited: %v; copy lines then: %v",
+		refused, unanswered, copyKinds(readCopy(t, env)))
+	if !ended {
+		x.send(callLine("99", "notinslip", `{"m":"refused-after-full"}`))
+		if line, ok := x.recvOrEnd(); ok {
+			wantError(t, line, "99", codeNotTaken)
+		}
+	}
+	code := x.stop()
+	if code != 1 {
+		t.Errorf("the executor exits %d after the copy could not be written, want 1", code)
+	}
+	if !strings.Contains(x.ownStderr(), "the executor takes no more calls until it is started again") {
+		t.Errorf("stderr does not say the executor stopped taking calls:\n%s", x.ownStderr())
+	}
+	for _, id := range append(refused, unanswered...) {
 		if serverRead(t, record, "full-"+id+"-") {
 			t.Errorf("the server received call %s, which was answered 1001", id)
 		}
